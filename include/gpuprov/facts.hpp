@@ -1,0 +1,100 @@
+#pragma once
+// What the host is. Plain data, filled by detect_facts() from real file formats through System.
+#include <gpuprov/system.hpp>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuprov {
+
+struct OsInfo {
+    std::string id;              ///< os-release ID: ubuntu, debian, rhel, rocky, almalinux, amzn
+    std::vector<std::string> id_like;
+    std::string version_id;      ///< "22.04", "12", "9.6"
+    std::string codename;        ///< "jammy", "bookworm"; empty when the file has none
+    std::string pretty_name;
+    std::string family;          ///< "debian" (apt) or "rhel" (dnf); empty when unknown
+    std::string repo_slug;       ///< NVIDIA repo dir: ubuntu2204, debian12, rhel9; empty if none
+    std::string profile_os;      ///< the profile's spelling: ubuntu-22.04, debian-12, rhel-9
+};
+
+struct PciGpu {
+    std::string address;          ///< "0000:17:00.0"
+    std::uint16_t vendor_id = 0;  ///< 0x10de
+    std::uint16_t device_id = 0;
+    std::uint32_t class_code = 0; ///< 0x030200
+    std::string driver;           ///< bound kernel driver ("nvidia", "nouveau"), empty if none
+    // From the version matrix when the device id is known:
+    std::string model;            ///< "A100", "H100", "T4"; empty when unknown
+    std::string name;             ///< "A100 SXM4 80GB"
+    std::string architecture;     ///< "ampere", "hopper"
+    std::string compute_capability; ///< "8.0"
+    int memory_gib = 0;
+    bool nvswitch_system = false; ///< SXM part that is deployed with NVSwitch (fabric manager)
+};
+
+struct LoadedDriver {
+    std::string version;          ///< "580.126.09"
+    bool open_module = false;     ///< "Open Kernel Module" in /proc/driver/nvidia/version
+};
+
+struct InstalledCuda {
+    std::string path;             ///< "/usr/local/cuda-12.4"
+    std::string version;          ///< "12.4.1" (version.json) or "11.0.228" (version.txt)
+};
+
+struct InstalledCudnn {
+    std::string header;           ///< the header that was read
+    int major = 0, minor = 0, patch = 0;
+};
+
+struct HostFacts {
+    OsInfo os;
+    std::string arch;             ///< uname -m: x86_64, aarch64
+    std::string repo_arch;        ///< NVIDIA repo arch dir: x86_64, sbsa
+    std::string pkg_arch;         ///< dpkg/rpm arch: amd64, arm64 (x86_64/aarch64 on rpm)
+    std::string kernel;           ///< running kernel release (/proc/sys/kernel/osrelease)
+    std::vector<PciGpu> gpus;     ///< NVIDIA display/3D controllers (class 0x03xx) only
+    int nvswitch_count = 0;       ///< NVIDIA PCI bridges (NVSwitch), class 0x0680
+    bool nouveau_loaded = false;
+    std::optional<bool> secure_boot; ///< nullopt: not a UEFI boot or efivars not readable
+    std::optional<LoadedDriver> driver;
+    bool kernel_headers = false;  ///< /lib/modules/<kernel>/build exists
+    std::vector<InstalledCuda> cuda;
+    std::optional<std::string> cuda_default_link; ///< target of /usr/local/cuda
+    std::optional<InstalledCudnn> cudnn;
+    std::map<std::string, std::string> packages; ///< installed NVIDIA-related packages → version
+    std::uint64_t memory_bytes = 0; ///< MemTotal
+    std::optional<DiskSpace> root_disk;
+};
+
+/// Reads everything above. Never throws for a missing or odd file: that fact is left empty.
+[[nodiscard]] HostFacts detect_facts(const System& sys);
+
+// Parsers, each a pure function over one real file format (unit-tested on real samples).
+[[nodiscard]] OsInfo parse_os_release(std::string_view content);
+/// Fills family, repo_slug and profile_os from id/id_like/version_id.
+void classify_os(OsInfo& os);
+[[nodiscard]] std::optional<LoadedDriver> parse_proc_driver_version(std::string_view content);
+/// "version" of the `cuda` entry in version.json, or the number in a CUDA ≤ 11.0 version.txt.
+[[nodiscard]] std::optional<std::string> parse_cuda_version_json(std::string_view content);
+[[nodiscard]] std::optional<std::string> parse_cuda_version_txt(std::string_view content);
+[[nodiscard]] std::optional<InstalledCudnn> parse_cudnn_header(std::string_view content);
+/// MemTotal in bytes.
+[[nodiscard]] std::optional<std::uint64_t> parse_meminfo_total(std::string_view content);
+/// Installed ("install ok installed") packages from /var/lib/dpkg/status → version.
+[[nodiscard]] std::map<std::string, std::string> parse_dpkg_status(std::string_view content);
+/// Whether a module name appears at the start of a /proc/modules line.
+[[nodiscard]] bool proc_modules_has(std::string_view content, std::string_view module);
+/// The SecureBoot efivar: 4 attribute bytes then the value byte.
+[[nodiscard]] std::optional<bool> parse_secure_boot_efivar(std::string_view bytes);
+
+/// JSON form of the facts (the `facts --json` document; schema in docs/json.md).
+[[nodiscard]] nlohmann::json facts_to_json(const HostFacts& facts);
+
+} // namespace gpuprov

@@ -1,0 +1,116 @@
+#pragma once
+// Scenario profiles (schema v1, docs/profiles.md). yaml-cpp stays inside src/profile; everything
+// else sees these plain structs.
+#include <gpuprov/embedded.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuprov {
+
+class Matrix;
+
+/// Where a value came from, so plan-time errors can point at the profile line.
+struct SourcePos {
+    std::string file;
+    int line = 0;
+    int col = 0;
+};
+
+struct GpuRequirement {
+    int count = 1;
+    std::optional<std::string> model;        ///< "A100"; must be a model the matrix knows
+    std::optional<int> memory_gib;           ///< per GPU, at least
+    std::optional<std::string> interconnect; ///< "nvlink" | "pcie"
+};
+
+struct DiskRequirement {
+    std::string path = "/";
+    int free_gib = 0;
+};
+
+struct HostRequirements {
+    std::vector<std::string> os;             ///< empty: every supported OS
+    std::optional<GpuRequirement> gpus;
+    std::optional<int> memory_gib;
+    std::optional<DiskRequirement> disk;
+};
+
+struct RepositorySpec {
+    std::string name;             ///< "cuda", "container-toolkit"
+    std::string url;              ///< may hold {distro} {arch} {pkgarch}
+    std::string key_url;
+    std::string key_fingerprint;  ///< 40 hex digits, upper case, no spaces
+    bool allow_insecure = false;  ///< permits http:// URLs
+};
+
+struct DriverSpec {
+    std::string branch;                  ///< "535"
+    std::string flavor = "proprietary";  ///< proprietary | open | server
+    bool hold = false;
+    bool hold_kernel = false;
+};
+
+struct CudaSpec {
+    std::string version; ///< "12.4" (major.minor)
+};
+
+struct CudnnSpec {
+    std::string version; ///< "8.9" or "9" / "9.1"
+};
+
+struct ContainerSpec {
+    bool toolkit = false;
+    std::string runtime = "docker"; ///< docker | containerd | crio
+};
+
+enum class FabricManagerMode { automatic, enabled, disabled };
+
+struct TuningSpec {
+    bool persistence_mode = false;
+};
+
+struct MonitoringSpec {
+    std::string textfile_dir = "/var/lib/prometheus/node-exporter";
+    int temperature_alert_c = 85;
+};
+
+struct Profile {
+    std::string name;
+    std::string description;
+    std::string source;                  ///< file path or "builtin:cv-train.yaml"
+    std::vector<std::string> extends_chain; ///< resolved parents, nearest first
+    HostRequirements host;
+    bool nouveau_blacklist = true;
+    std::map<std::string, RepositorySpec> repositories;
+    std::optional<DriverSpec> driver;
+    std::optional<CudaSpec> cuda;
+    std::optional<CudnnSpec> cudnn;
+    bool nccl = false;
+    std::optional<ContainerSpec> container;
+    FabricManagerMode fabric_manager = FabricManagerMode::automatic;
+    TuningSpec tuning;
+    std::optional<MonitoringSpec> monitoring;
+    std::vector<std::string> skip_steps;
+    /// Positions of keys by dotted path ("cuda.version"), for errors raised after loading.
+    std::map<std::string, SourcePos> positions;
+
+    /// Position of a key, or of the file's start when unknown.
+    [[nodiscard]] SourcePos pos(const std::string& key_path) const;
+};
+
+/// Built-in profile files compiled from profiles/*.yaml.
+[[nodiscard]] const std::vector<EmbeddedFile>& builtin_profiles();
+
+/// Loads a built-in name ("cv-train") or a YAML file path, resolving `extends:` (maps merge,
+/// lists replace; cycles refused) and validating against the schema and `matrix`.
+/// Throws ProfileError (file:line:col, expected values, the fix) on any problem.
+[[nodiscard]] Profile load_profile(const std::string& name_or_path, const Matrix& matrix);
+/// Same, from text already in memory (`source_name` is used in messages and for relative
+/// `extends:` paths).
+[[nodiscard]] Profile load_profile_text(std::string_view yaml, const std::string& source_name,
+                                        const Matrix& matrix);
+
+} // namespace gpuprov

@@ -1,0 +1,24 @@
+#pragma once
+// Small string helpers shared by the parsers. All are pure functions.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuprov {
+
+[[nodiscard]] std::string_view trim(std::string_view s);
+[[nodiscard]] std::vector<std::string> split(std::string_view s, char sep);
+/// Splits into lines; a trailing newline does not yield an empty last line.
+[[nodiscard]] std::vector<std::string> lines(std::string_view s);
+[[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
+[[nodiscard]] std::string to_lower(std::string_view s);
+[[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
+[[nodiscard]] std::optional<long long> parse_int(std::string_view s);
+[[nodiscard]] std::optional<double> parse_double(std::string_view s);
+/// Last `max_lines` lines of a command's output, for error messages.
+[[nodiscard]] std::string tail_lines(std::string_view s, std::size_t max_lines);
+/// Replaces every occurrence of `from` with `to`.
+[[nodiscard]] std::string replace_all(std::string s, std::string_view from, std::string_view to);
+
+} // namespace gpuprov

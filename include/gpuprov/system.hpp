@@ -1,0 +1,111 @@
+#pragma once
+// The one door to the host. Facts, steps and checks touch files, processes and the network only
+// through this interface; LocalSystem is the real host, tests use FakeSystem.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuprov {
+
+using namespace std::chrono_literals;
+
+/// A process to run: an argv vector, never a shell string.
+struct Command {
+    std::vector<std::string> argv;
+    std::chrono::milliseconds timeout{300s};
+    std::map<std::string, std::string> env; ///< added to (or overriding) the inherited environment
+    std::optional<std::string> stdin_data;  ///< fed to stdin; otherwise stdin is /dev/null
+};
+
+struct CommandResult {
+    int exit_code = 0;      ///< the exit status; 128+N when killed by signal N
+    bool timed_out = false; ///< killed because it ran past Command::timeout
+    bool not_found = false; ///< argv[0] could not be executed (missing, not executable)
+    std::string out;
+    std::string err;
+    [[nodiscard]] bool ok() const { return exit_code == 0 && !timed_out && !not_found; }
+};
+
+struct FetchRequest {
+    std::string url;
+    std::chrono::milliseconds connect_timeout{10s};
+    std::chrono::milliseconds total_timeout{120s};
+    int attempts = 4;                             ///< tries in all, with exponential backoff
+    std::chrono::milliseconds first_backoff{500ms};
+    std::size_t max_bytes = 64u << 20;            ///< larger bodies are refused
+};
+
+struct FetchResult {
+    bool ok = false;
+    long http_status = 0; ///< 0 when no HTTP answer came (DNS, connect, TLS, timeout)
+    std::string body;
+    std::string error; ///< why it failed: "HTTP 500", the curl error text, "truncated", ...
+    int attempts = 0;  ///< how many tries were made
+};
+
+struct DiskSpace {
+    std::uint64_t total_bytes = 0;
+    std::uint64_t free_bytes = 0; ///< available to unprivileged users (f_bavail)
+};
+
+/// Held while alive; releasing the object releases the lock.
+class FileLock {
+public:
+    virtual ~FileLock() = default;
+};
+
+class System {
+public:
+    virtual ~System() = default;
+
+    // ---- reads (const: plan, facts and checks can only read) ----
+    /// File contents, or nullopt when missing or unreadable.
+    [[nodiscard]] virtual std::optional<std::string> read_file(const std::filesystem::path&) const = 0;
+    /// Entry names in a directory, sorted; empty when missing.
+    [[nodiscard]] virtual std::vector<std::string> list_dir(const std::filesystem::path&) const = 0;
+    [[nodiscard]] virtual bool exists(const std::filesystem::path&) const = 0;
+    [[nodiscard]] virtual bool is_dir(const std::filesystem::path&) const = 0;
+    /// Target of a symbolic link, or nullopt when the path is not a link.
+    [[nodiscard]] virtual std::optional<std::filesystem::path> read_link(const std::filesystem::path&) const = 0;
+    [[nodiscard]] virtual std::optional<DiskSpace> disk_space(const std::filesystem::path&) const = 0;
+    /// Runs a read-only probe (nvidia-smi, dpkg-query, gpgv). Never throws on non-zero exit.
+    [[nodiscard]] virtual CommandResult query(const Command&) const = 0;
+    /// Downloads a URL with retries and backoff (libcurl in LocalSystem).
+    [[nodiscard]] virtual FetchResult fetch(const FetchRequest&) const = 0;
+    [[nodiscard]] virtual std::optional<std::string> env(std::string_view name) const = 0;
+    [[nodiscard]] virtual std::chrono::system_clock::time_point now() const = 0;
+    [[nodiscard]] virtual unsigned effective_uid() const = 0;
+    /// `uname -m`: x86_64, aarch64.
+    [[nodiscard]] virtual std::string machine() const = 0;
+    /// Whether stdin and stdout are a terminal (apply asks for confirmation only then).
+    [[nodiscard]] virtual bool interactive() const = 0;
+
+    // ---- changes ----
+    /// Runs a command that may change the host. Never throws on non-zero exit.
+    virtual CommandResult run(const Command&) = 0;
+    /// Writes via a temp file in the same directory, fsync, rename: readers see old or new,
+    /// never half. Creates missing parent directories. Throws HostError on failure.
+    virtual void write_file_atomic(const std::filesystem::path&, std::string_view content,
+                                   unsigned mode = 0644) = 0;
+    /// Removes a file; a missing file is not an error. Throws HostError on failure.
+    virtual void remove_file(const std::filesystem::path&) = 0;
+    virtual void make_dirs(const std::filesystem::path&) = 0;
+    /// Takes an exclusive flock on `path` (created if missing) without waiting; nullptr when
+    /// another process holds it.
+    virtual std::unique_ptr<FileLock> try_lock(const std::filesystem::path&) = 0;
+    /// Waits (for backoff between retries and lock polls). FakeSystem only advances its clock.
+    virtual void sleep(std::chrono::milliseconds) const = 0;
+};
+
+/// Runs `cmd` and throws CommandError (argv, exit code, stderr tail) unless it succeeded.
+CommandResult run_checked(System& sys, const Command& cmd);
+/// Formats argv for messages and plans, quoting words that need it. Display only: never executed.
+[[nodiscard]] std::string display_argv(const std::vector<std::string>& argv);
+
+} // namespace gpuprov

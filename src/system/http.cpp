@@ -1,0 +1,128 @@
+#include "http.hpp"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace gpuprov::detail {
+
+namespace {
+
+struct Sink {
+    std::string* body;
+    std::size_t max_bytes;
+    bool too_big = false;
+};
+
+std::size_t on_data(char* ptr, std::size_t size, std::size_t nmemb, void* user) {
+    auto* sink = static_cast<Sink*>(user);
+    const auto n = size * nmemb;
+    if (sink->body->size() + n > sink->max_bytes) {
+        sink->too_big = true;
+        return 0;
+    }
+    sink->body->append(ptr, n);
+    return n;
+}
+
+void global_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Attempt {
+    bool ok = false;
+    bool retryable = false;
+    long status = 0;
+    std::string error;
+};
+
+Attempt attempt(const FetchRequest& req, std::string& body) {
+    Attempt a;
+    CURL* curl = curl_easy_init();
+    if (curl == nullptr) {
+        a.error = "curl_easy_init failed";
+        return a;
+    }
+    Sink sink{&body, req.max_bytes};
+    char errbuf[CURL_ERROR_SIZE] = {0};
+    curl_easy_setopt(curl, CURLOPT_URL, req.url.c_str());
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    // Redirects may not downgrade https to http.
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, req.url.rfind("https://", 0) == 0 ? "https" : "http,https");
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.total_timeout.count()));
+    // A stalled transfer (a mirror that hangs mid-body) is cut after 15 s below 1 byte/s.
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 15L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "gpuprov/" GPUPROV_VERSION);
+    const CURLcode rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
+    curl_off_t expected = -1;
+    curl_easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
+    curl_easy_cleanup(curl);
+
+    if (sink.too_big) {
+        a.error = fmt::format("response larger than {} bytes", req.max_bytes);
+        return a;
+    }
+    if (rc != CURLE_OK) {
+        a.error = errbuf[0] != 0 ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+        // curl reports a body shorter than Content-Length as CURLE_PARTIAL_FILE.
+        if (rc == CURLE_PARTIAL_FILE) {
+            a.error = "truncated response: " + a.error;
+        }
+        a.retryable = true;
+        return a;
+    }
+    if (a.status >= 400) {
+        a.error = fmt::format("HTTP {}", a.status);
+        a.retryable = a.status >= 500 || a.status == 408 || a.status == 429;
+        return a;
+    }
+    if (expected >= 0 && static_cast<curl_off_t>(body.size()) != expected) {
+        a.error = fmt::format("truncated response: got {} of {} bytes", body.size(), expected);
+        a.retryable = true;
+        return a;
+    }
+    a.ok = true;
+    return a;
+}
+
+} // namespace
+
+FetchResult http_fetch(const FetchRequest& req, const System& sys) {
+    global_init();
+    FetchResult result;
+    auto backoff = req.first_backoff;
+    for (int i = 1; i <= std::max(1, req.attempts); ++i) {
+        result.attempts = i;
+        result.body.clear();
+        const auto a = attempt(req, result.body);
+        result.http_status = a.status;
+        if (a.ok) {
+            result.ok = true;
+            result.error.clear();
+            return result;
+        }
+        result.error = a.error;
+        if (!a.retryable || i == req.attempts) {
+            break;
+        }
+        sys.sleep(backoff);
+        backoff *= 2;
+    }
+    result.body.clear();
+    result.error = fmt::format("{}: {} (after {} attempt{})", req.url, result.error,
+                               result.attempts, result.attempts == 1 ? "" : "s");
+    return result;
+}
+
+} // namespace gpuprov::detail

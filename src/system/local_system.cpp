@@ -1,0 +1,212 @@
+#include "http.hpp"
+#include "process.hpp"
+
+#include <gpuprov/error.hpp>
+#include <gpuprov/local_system.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <thread>
+#include <unistd.h>
+
+namespace gpuprov {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class FlockLock : public FileLock {
+public:
+    explicit FlockLock(int fd) : m_fd(fd) {}
+    ~FlockLock() override {
+        ::flock(m_fd, LOCK_UN);
+        ::close(m_fd);
+    }
+    FlockLock(const FlockLock&) = delete;
+    FlockLock& operator=(const FlockLock&) = delete;
+
+private:
+    int m_fd;
+};
+
+[[noreturn]] void fail(const std::string& what, const fs::path& p) {
+    throw HostError(fmt::format("{} {}: {}", what, p.string(), std::strerror(errno)));
+}
+
+} // namespace
+
+LocalSystem::LocalSystem(fs::path root) : m_root(std::move(root)) {}
+
+fs::path LocalSystem::resolve(const fs::path& p) const {
+    if (m_root.empty() || m_root == "/") {
+        return p;
+    }
+    return m_root / p.relative_path();
+}
+
+std::optional<std::string> LocalSystem::read_file(const fs::path& path) const {
+    std::ifstream in(resolve(path), std::ios::binary);
+    if (!in) {
+        return std::nullopt;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) {
+        return std::nullopt;
+    }
+    return ss.str();
+}
+
+std::vector<std::string> LocalSystem::list_dir(const fs::path& path) const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (fs::directory_iterator it(resolve(path), ec), end; !ec && it != end; it.increment(ec)) {
+        names.push_back(it->path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+bool LocalSystem::exists(const fs::path& path) const {
+    std::error_code ec;
+    return fs::exists(fs::symlink_status(resolve(path), ec));
+}
+
+bool LocalSystem::is_dir(const fs::path& path) const {
+    std::error_code ec;
+    return fs::is_directory(resolve(path), ec);
+}
+
+std::optional<fs::path> LocalSystem::read_link(const fs::path& path) const {
+    std::error_code ec;
+    auto target = fs::read_symlink(resolve(path), ec);
+    if (ec) {
+        return std::nullopt;
+    }
+    return target;
+}
+
+std::optional<DiskSpace> LocalSystem::disk_space(const fs::path& path) const {
+    struct statvfs st {};
+    if (::statvfs(resolve(path).c_str(), &st) != 0) {
+        return std::nullopt;
+    }
+    return DiskSpace{.total_bytes = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize,
+                     .free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize};
+}
+
+CommandResult LocalSystem::query(const Command& cmd) const { return detail::run_process(cmd); }
+
+CommandResult LocalSystem::run(const Command& cmd) { return detail::run_process(cmd); }
+
+FetchResult LocalSystem::fetch(const FetchRequest& req) const {
+    return detail::http_fetch(req, *this);
+}
+
+std::optional<std::string> LocalSystem::env(std::string_view name) const {
+    const char* v = std::getenv(std::string(name).c_str());
+    if (v == nullptr) {
+        return std::nullopt;
+    }
+    return std::string(v);
+}
+
+std::chrono::system_clock::time_point LocalSystem::now() const {
+    return std::chrono::system_clock::now();
+}
+
+unsigned LocalSystem::effective_uid() const { return ::geteuid(); }
+
+std::string LocalSystem::machine() const {
+    struct utsname u {};
+    ::uname(&u);
+    return u.machine;
+}
+
+bool LocalSystem::interactive() const { return ::isatty(0) != 0 && ::isatty(1) != 0; }
+
+void LocalSystem::write_file_atomic(const fs::path& path, std::string_view content,
+                                    unsigned mode) {
+    const auto target = resolve(path);
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    auto tmp_name = target.string() + ".gpuprov-tmp-XXXXXX";
+    const int fd = ::mkstemp(tmp_name.data());
+    if (fd < 0) {
+        fail("cannot create a temporary file beside", target);
+    }
+    std::size_t done = 0;
+    while (done < content.size()) {
+        const auto n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            ::close(fd);
+            ::unlink(tmp_name.c_str());
+            fail("cannot write", target);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fchmod(fd, static_cast<mode_t>(mode)) != 0 || ::fsync(fd) != 0) {
+        ::close(fd);
+        ::unlink(tmp_name.c_str());
+        fail("cannot sync", target);
+    }
+    ::close(fd);
+    if (::rename(tmp_name.c_str(), target.c_str()) != 0) {
+        ::unlink(tmp_name.c_str());
+        fail("cannot rename into place", target);
+    }
+    // The rename is durable only once the directory entry is on disk.
+    const int dir = ::open(target.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
+}
+
+void LocalSystem::remove_file(const fs::path& path) {
+    const auto target = resolve(path);
+    if (::unlink(target.c_str()) != 0 && errno != ENOENT) {
+        fail("cannot remove", target);
+    }
+}
+
+void LocalSystem::make_dirs(const fs::path& path) {
+    std::error_code ec;
+    fs::create_directories(resolve(path), ec);
+    if (ec) {
+        throw HostError(fmt::format("cannot create {}: {}", path.string(), ec.message()));
+    }
+}
+
+std::unique_ptr<FileLock> LocalSystem::try_lock(const fs::path& path) {
+    const auto target = resolve(path);
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    const int fd = ::open(target.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fail("cannot open lock file", target);
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        return nullptr;
+    }
+    return std::make_unique<FlockLock>(fd);
+}
+
+void LocalSystem::sleep(std::chrono::milliseconds d) const { std::this_thread::sleep_for(d); }
+
+} // namespace gpuprov

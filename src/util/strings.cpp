@@ -1,0 +1,120 @@
+#include <gpuprov/strings.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+namespace gpuprov {
+
+std::string_view trim(std::string_view s) {
+    const auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+    while (!s.empty() && is_space(s.front())) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && is_space(s.back())) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const auto pos = s.find(sep, start);
+        if (pos == std::string_view::npos) {
+            out.emplace_back(s.substr(start));
+            return out;
+        }
+        out.emplace_back(s.substr(start, pos - start));
+        start = pos + 1;
+    }
+}
+
+std::vector<std::string> lines(std::string_view s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < s.size()) {
+        auto pos = s.find('\n', start);
+        if (pos == std::string_view::npos) {
+            pos = s.size();
+        }
+        auto line = s.substr(start, pos - start);
+        if (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
+        out.emplace_back(line);
+        start = pos + 1;
+    }
+    return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string to_lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (i != 0) {
+            out += sep;
+        }
+        out += parts[i];
+    }
+    return out;
+}
+
+std::optional<long long> parse_int(std::string_view s) {
+    s = trim(s);
+    long long value = 0;
+    const auto* end = s.data() + s.size();
+    auto [ptr, ec] = std::from_chars(s.data(), end, value);
+    if (ec != std::errc{} || ptr != end || s.empty()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+    s = trim(s);
+    if (s.empty()) {
+        return std::nullopt;
+    }
+    std::string copy(s);
+    char* end = nullptr;
+    const double value = std::strtod(copy.c_str(), &end);
+    if (end != copy.c_str() + copy.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::string tail_lines(std::string_view s, std::size_t max_lines) {
+    auto all = lines(s);
+    if (all.size() > max_lines) {
+        all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(max_lines));
+    }
+    return join(all, "\n");
+}
+
+std::string replace_all(std::string s, std::string_view from, std::string_view to) {
+    if (from.empty()) {
+        return s;
+    }
+    std::size_t pos = 0;
+    while ((pos = s.find(from, pos)) != std::string::npos) {
+        s.replace(pos, from.size(), to);
+        pos += to.size();
+    }
+    return s;
+}
+
+} // namespace gpuprov

@@ -1,0 +1,244 @@
+#include "fake_system.hpp"
+
+#include <gpuprov/strings.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace gpuprov::testing {
+
+namespace fs = std::filesystem;
+
+fs::path fixture_path(const std::string& rel) { return fs::path(GPUPROV_FIXTURES_DIR) / rel; }
+
+std::string read_fixture(const std::string& rel) {
+    std::ifstream in(fixture_path(rel), std::ios::binary);
+    if (!in) {
+        ADD_FAILURE() << "missing fixture " << fixture_path(rel);
+        return {};
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+namespace {
+
+std::string norm(const fs::path& p) {
+    auto s = p.lexically_normal().generic_string();
+    while (s.size() > 1 && s.back() == '/') {
+        s.pop_back();
+    }
+    return s;
+}
+
+class FakeLock : public FileLock {};
+
+} // namespace
+
+FakeSystem::FakeSystem() : m_start(std::chrono::sys_days{std::chrono::year{2026} / 12 / 1}) {
+    m_dirs.insert("/");
+}
+
+void FakeSystem::add_file(const std::string& path, std::string content) {
+    const auto p = norm(path);
+    m_files[p] = std::move(content);
+    for (auto parent = fs::path(p).parent_path(); !parent.empty() && parent != "/";
+         parent = parent.parent_path()) {
+        m_dirs.insert(norm(parent));
+    }
+}
+
+void FakeSystem::load_tree(const std::string& rel) {
+    const auto base = fixture_path(rel);
+    if (!fs::is_directory(base)) {
+        ADD_FAILURE() << "missing fixture tree " << base;
+        return;
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(base)) {
+        const auto target = "/" + fs::relative(entry.path(), base).generic_string();
+        if (entry.is_symlink()) {
+            add_link(target, fs::read_symlink(entry.path()).string());
+        } else if (entry.is_directory()) {
+            add_dir(target);
+        } else if (entry.is_regular_file()) {
+            std::ifstream in(entry.path(), std::ios::binary);
+            std::ostringstream ss;
+            ss << in.rdbuf();
+            add_file(target, ss.str());
+        }
+    }
+}
+
+void FakeSystem::add_dir(const std::string& path) {
+    for (fs::path p = norm(path); !p.empty() && p != "/"; p = p.parent_path()) {
+        m_dirs.insert(norm(p));
+    }
+}
+
+void FakeSystem::add_link(const std::string& path, const std::string& target) {
+    m_links[norm(path)] = target;
+    add_dir(fs::path(norm(path)).parent_path().string());
+}
+
+void FakeSystem::on_command(std::vector<std::string> argv, CommandResult result) {
+    m_commands[std::move(argv)] = std::move(result);
+}
+
+void FakeSystem::on_command_prefix(std::vector<std::string> prefix,
+                                   std::function<CommandResult(const Command&)> handler) {
+    m_prefix_handlers.emplace_back(std::move(prefix), std::move(handler));
+}
+
+void FakeSystem::on_url(const std::string& url, FetchResult result) {
+    m_urls[url] = std::move(result);
+}
+
+void FakeSystem::set_env(const std::string& name, std::string value) {
+    m_env[name] = std::move(value);
+}
+
+std::optional<std::string> FakeSystem::file(const std::string& path) const {
+    return read_file(path);
+}
+
+unsigned FakeSystem::mode_of(const std::string& path) const {
+    const auto it = m_modes.find(norm(path));
+    return it == m_modes.end() ? 0644 : it->second;
+}
+
+std::optional<std::string> FakeSystem::read_file(const fs::path& path) const {
+    auto p = norm(path);
+    // Follow links the way the kernel would, so /etc/os-release -> ../usr/lib/os-release works.
+    for (int hops = 0; hops < 8; ++hops) {
+        const auto link = m_links.find(p);
+        if (link == m_links.end()) {
+            break;
+        }
+        const fs::path target(link->second);
+        p = norm(target.is_absolute() ? target : fs::path(p).parent_path() / target);
+    }
+    const auto it = m_files.find(p);
+    if (it == m_files.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+std::vector<std::string> FakeSystem::list_dir(const fs::path& path) const {
+    const auto dir = norm(path);
+    const auto prefix = dir == "/" ? std::string("/") : dir + "/";
+    std::set<std::string> names;
+    const auto add = [&](const std::string& p) {
+        if (starts_with(p, prefix) && p.size() > prefix.size()) {
+            const auto rest = p.substr(prefix.size());
+            names.insert(rest.substr(0, rest.find('/')));
+        }
+    };
+    for (const auto& [p, _] : m_files) {
+        add(p);
+    }
+    for (const auto& p : m_dirs) {
+        add(p);
+    }
+    for (const auto& [p, _] : m_links) {
+        add(p);
+    }
+    return {names.begin(), names.end()};
+}
+
+bool FakeSystem::exists(const fs::path& path) const {
+    const auto p = norm(path);
+    return m_files.count(p) != 0 || m_dirs.count(p) != 0 || m_links.count(p) != 0;
+}
+
+bool FakeSystem::is_dir(const fs::path& path) const { return m_dirs.count(norm(path)) != 0; }
+
+std::optional<fs::path> FakeSystem::read_link(const fs::path& path) const {
+    const auto it = m_links.find(norm(path));
+    if (it == m_links.end()) {
+        return std::nullopt;
+    }
+    return fs::path(it->second);
+}
+
+std::optional<DiskSpace> FakeSystem::disk_space(const fs::path&) const { return m_disk; }
+
+CommandResult FakeSystem::answer(const Command& cmd) const {
+    if (const auto it = m_commands.find(cmd.argv); it != m_commands.end()) {
+        return it->second;
+    }
+    for (auto it = m_prefix_handlers.rbegin(); it != m_prefix_handlers.rend(); ++it) {
+        const auto& prefix = it->first;
+        if (prefix.size() <= cmd.argv.size() &&
+            std::equal(prefix.begin(), prefix.end(), cmd.argv.begin())) {
+            return it->second(cmd);
+        }
+    }
+    ADD_FAILURE() << "unscripted command: " << display_argv(cmd.argv);
+    CommandResult r;
+    r.exit_code = 127;
+    r.not_found = true;
+    r.err = "unscripted in FakeSystem";
+    return r;
+}
+
+CommandResult FakeSystem::query(const Command& cmd) const {
+    queries.push_back(cmd.argv);
+    return answer(cmd);
+}
+
+CommandResult FakeSystem::run(const Command& cmd) {
+    commands_ran.push_back(cmd.argv);
+    return answer(cmd);
+}
+
+FetchResult FakeSystem::fetch(const FetchRequest& req) const {
+    urls_fetched.push_back(req.url);
+    if (const auto it = m_urls.find(req.url); it != m_urls.end()) {
+        return it->second;
+    }
+    FetchResult r;
+    r.error = "Could not resolve host (unscripted URL in FakeSystem)";
+    r.attempts = 1;
+    return r;
+}
+
+std::optional<std::string> FakeSystem::env(std::string_view name) const {
+    const auto it = m_env.find(std::string(name));
+    if (it == m_env.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+std::chrono::system_clock::time_point FakeSystem::now() const {
+    return m_start + std::chrono::duration_cast<std::chrono::system_clock::duration>(slept);
+}
+
+void FakeSystem::write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
+    files_written.push_back(norm(path));
+    add_file(path.string(), std::string(content));
+    m_modes[norm(path)] = mode;
+}
+
+void FakeSystem::remove_file(const fs::path& path) {
+    files_removed.push_back(norm(path));
+    m_files.erase(norm(path));
+    m_links.erase(norm(path));
+}
+
+void FakeSystem::make_dirs(const fs::path& path) { add_dir(path.string()); }
+
+std::unique_ptr<FileLock> FakeSystem::try_lock(const fs::path& path) {
+    if (m_held_locks.count(norm(path)) != 0) {
+        return nullptr;
+    }
+    return std::make_unique<FakeLock>();
+}
+
+void FakeSystem::sleep(std::chrono::milliseconds d) const { slept += d; }
+
+} // namespace gpuprov::testing

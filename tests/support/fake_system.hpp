@@ -1,0 +1,95 @@
+#pragma once
+// In-memory System for unit tests: files from a map or a fixture tree, scripted command and
+// URL results, and a record of everything that ran or was written. An unscripted command fails
+// the test and names its argv.
+#include <gpuprov/system.hpp>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpuprov::testing {
+
+/// Absolute path of tests/fixtures/<rel>.
+std::filesystem::path fixture_path(const std::string& rel);
+/// Contents of tests/fixtures/<rel>; fails the test when missing.
+std::string read_fixture(const std::string& rel);
+
+class FakeSystem : public System {
+public:
+    FakeSystem();
+
+    // ---- set-up ----
+    void add_file(const std::string& path, std::string content);
+    /// Copies every file under tests/fixtures/<rel> into the fake at the same relative paths
+    /// (so fixtures/os/ubuntu-22.04/etc/os-release becomes /etc/os-release).
+    void load_tree(const std::string& rel);
+    void add_dir(const std::string& path);
+    void add_link(const std::string& path, const std::string& target);
+    /// The result for an exact argv. Later calls replace earlier ones.
+    void on_command(std::vector<std::string> argv, CommandResult result);
+    /// A handler for every argv starting with `prefix`; exact matches win.
+    void on_command_prefix(std::vector<std::string> prefix,
+                           std::function<CommandResult(const Command&)> handler);
+    void on_url(const std::string& url, FetchResult result);
+    void set_env(const std::string& name, std::string value);
+    void set_uid(unsigned uid) { m_uid = uid; }
+    void set_machine(std::string m) { m_machine = std::move(m); }
+    void set_interactive(bool v) { m_interactive = v; }
+    void set_disk(DiskSpace d) { m_disk = d; }
+    void hold_lock(const std::string& path) { m_held_locks.insert(path); }
+
+    // ---- what happened ----
+    std::vector<std::vector<std::string>> commands_ran;   ///< run() calls, in order
+    mutable std::vector<std::vector<std::string>> queries; ///< query() calls, in order
+    std::vector<std::string> files_written;               ///< write_file_atomic paths, in order
+    std::vector<std::string> files_removed;
+    mutable std::vector<std::string> urls_fetched;
+    mutable std::chrono::milliseconds slept{0};
+    [[nodiscard]] std::optional<std::string> file(const std::string& path) const;
+    [[nodiscard]] unsigned mode_of(const std::string& path) const;
+
+    // ---- System ----
+    [[nodiscard]] std::optional<std::string> read_file(const std::filesystem::path&) const override;
+    [[nodiscard]] std::vector<std::string> list_dir(const std::filesystem::path&) const override;
+    [[nodiscard]] bool exists(const std::filesystem::path&) const override;
+    [[nodiscard]] bool is_dir(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<std::filesystem::path> read_link(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<DiskSpace> disk_space(const std::filesystem::path&) const override;
+    [[nodiscard]] CommandResult query(const Command&) const override;
+    [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;
+    [[nodiscard]] std::optional<std::string> env(std::string_view name) const override;
+    [[nodiscard]] std::chrono::system_clock::time_point now() const override;
+    [[nodiscard]] unsigned effective_uid() const override { return m_uid; }
+    [[nodiscard]] std::string machine() const override { return m_machine; }
+    [[nodiscard]] bool interactive() const override { return m_interactive; }
+    CommandResult run(const Command&) override;
+    void write_file_atomic(const std::filesystem::path&, std::string_view content,
+                           unsigned mode) override;
+    void remove_file(const std::filesystem::path&) override;
+    void make_dirs(const std::filesystem::path&) override;
+    std::unique_ptr<FileLock> try_lock(const std::filesystem::path&) override;
+    void sleep(std::chrono::milliseconds) const override;
+
+private:
+    [[nodiscard]] CommandResult answer(const Command&) const;
+    std::map<std::string, std::string> m_files;
+    std::map<std::string, unsigned> m_modes;
+    std::set<std::string> m_dirs;
+    std::map<std::string, std::string> m_links;
+    std::map<std::vector<std::string>, CommandResult> m_commands;
+    std::vector<std::pair<std::vector<std::string>, std::function<CommandResult(const Command&)>>>
+        m_prefix_handlers;
+    std::map<std::string, FetchResult> m_urls;
+    std::map<std::string, std::string> m_env;
+    std::set<std::string> m_held_locks;
+    unsigned m_uid = 0;
+    std::string m_machine = "x86_64";
+    bool m_interactive = false;
+    std::optional<DiskSpace> m_disk;
+    std::chrono::system_clock::time_point m_start;
+};
+
+} // namespace gpuprov::testing

@@ -1,0 +1,76 @@
+#include <gpuprov/error.hpp>
+#include <gpuprov/local_system.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace gpuprov;
+
+namespace {
+fs::path temp_dir() {
+    auto dir = fs::temp_directory_path() / ("gpuprov-test-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+} // namespace
+
+TEST(LocalSystem, RunsArgvWithoutShellAndCapturesBothStreams) {
+    LocalSystem sys;
+    // A word with shell metacharacters reaches the program unchanged.
+    auto r = sys.run({.argv = {"printf", "%s|%s", "$(id) ; rm -rf /", "b"}});
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.out, "$(id) ; rm -rf /|b");
+    r = sys.run({.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"}});
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_EQ(r.out, "out\n");
+    EXPECT_EQ(r.err, "err\n");
+}
+
+TEST(LocalSystem, KillsOnTimeout) {
+    LocalSystem sys;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = sys.run({.argv = {"sleep", "30"}, .timeout = std::chrono::milliseconds(300)});
+    EXPECT_TRUE(r.timed_out);
+    EXPECT_FALSE(r.ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(LocalSystem, MissingProgramIsNotFound) {
+    LocalSystem sys;
+    auto r = sys.run({.argv = {"/nonexistent/gpuprov-no-such-tool"}});
+    EXPECT_TRUE(r.not_found);
+    EXPECT_THROW(run_checked(sys, {.argv = {"false"}}), CommandError);
+}
+
+TEST(LocalSystem, FeedsStdinAndPassesEnv) {
+    LocalSystem sys;
+    auto r = sys.run({.argv = {"sh", "-c", "cat; printf %s \"$GPUPROV_T\""},
+                      .env = {{"GPUPROV_T", "v"}},
+                      .stdin_data = std::string("hello ")});
+    EXPECT_EQ(r.out, "hello v");
+}
+
+TEST(LocalSystem, AtomicWriteUnderRootAndLock) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    sys.write_file_atomic("/etc/a/b.conf", "x=1\n", 0600);
+    EXPECT_EQ(sys.read_file("/etc/a/b.conf").value_or(""), "x=1\n");
+    EXPECT_EQ(fs::status(dir / "etc/a/b.conf").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
+    sys.write_file_atomic("/etc/a/b.conf", "x=2\n", 0644);
+    EXPECT_EQ(sys.list_dir("/etc/a"), std::vector<std::string>{"b.conf"}); // no temp left over
+    auto lock = sys.try_lock("/run/gpuprov.lock");
+    ASSERT_TRUE(lock);
+    EXPECT_FALSE(sys.try_lock("/run/gpuprov.lock")); // flock is per open file description
+    lock.reset();
+    EXPECT_TRUE(sys.try_lock("/run/gpuprov.lock"));
+    sys.remove_file("/etc/a/b.conf");
+    sys.remove_file("/etc/a/b.conf"); // missing is fine
+    EXPECT_FALSE(sys.exists("/etc/a/b.conf"));
+    fs::remove_all(dir);
+}

@@ -1,0 +1,30 @@
+#include <gpuprov/version.hpp>
+
+#include <gtest/gtest.h>
+
+using gpuprov::compare_deb_versions;
+using gpuprov::DottedVersion;
+
+TEST(DottedVersion, ParsesAndCompares) {
+    const auto a = DottedVersion::parse("12.4");
+    const auto b = DottedVersion::parse("12.4.0");
+    const auto c = DottedVersion::parse("12.10");
+    ASSERT_TRUE(a && b && c);
+    EXPECT_TRUE(*a == *b);
+    EXPECT_TRUE(*a < *c); // numeric, not lexical
+    EXPECT_EQ(c->str(), "12.10");
+    EXPECT_TRUE(DottedVersion::parse("550.54.14")->has_prefix(*DottedVersion::parse("550")));
+    EXPECT_FALSE(DottedVersion::parse("12.4a"));
+    EXPECT_FALSE(DottedVersion::parse(""));
+    EXPECT_FALSE(DottedVersion::parse("1..2"));
+}
+
+TEST(DebVersion, FollowsDpkgOrdering) {
+    EXPECT_LT(compare_deb_versions("8.9.7.29-1+cuda12.2", "9.1.0.70-1"), 0);
+    EXPECT_GT(compare_deb_versions("1:1.0", "2.0"), 0); // epoch wins
+    EXPECT_LT(compare_deb_versions("1.0~rc1-1", "1.0-1"), 0); // tilde sorts first
+    EXPECT_EQ(compare_deb_versions("550.54.15-1", "550.54.15-1"), 0);
+    EXPECT_LT(compare_deb_versions("550.54.14-1", "550.54.15-1"), 0);
+    EXPECT_LT(compare_deb_versions("12.4.1-1", "12.10.0-1"), 0);
+    EXPECT_GT(compare_deb_versions("2.21.5-1+cuda12.5", "2.21.5-1+cuda12.4"), 0);
+}
