@@ -73,8 +73,11 @@ struct HostFacts {
     std::optional<DiskSpace> root_disk;
 };
 
-/// Reads everything above. Never throws for a missing or odd file: that fact is left empty.
-[[nodiscard]] HostFacts detect_facts(const System& sys);
+class Matrix;
+
+/// Reads everything above; GPUs are named from `matrix`. Never throws for a missing or odd
+/// file: that fact is left empty.
+[[nodiscard]] HostFacts detect_facts(const System& sys, const Matrix& matrix);
 
 // Parsers, each a pure function over one real file format (unit-tested on real samples).
 [[nodiscard]] OsInfo parse_os_release(std::string_view content);

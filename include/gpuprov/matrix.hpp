@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuprov {
@@ -27,15 +29,22 @@ struct CudaRelease {
     DottedVersion version;    ///< "12.4"
     DottedVersion min_driver; ///< toolkit driver of the GA release, "550.54.14"
     int driver_branch = 0;    ///< lowest branch that carries it: 550
+    bool confirmed = true;    ///< false: min_driver is only "<branch>.0" (13.3, 13.4)
 };
 
 struct DistroRepo {
     std::string slug;          ///< "debian12"
+    std::string os;            ///< the host.os id profiles use: "debian-12", "ubuntu-22.04"
     std::string family;        ///< "debian" | "rhel"
     DottedVersion cuda_min;    ///< oldest cuda-toolkit-X-Y in the network repo
     DottedVersion cuda_max;    ///< newest known
     std::string key_fingerprint;
     std::string key_file;      ///< "3bf863cc.pub"
+    bool confirmed = true;     ///< false: cuda_min/cuda_max are inferred, not seen
+    /// True when the repo carries cuda-toolkit-X-Y for this major.minor.
+    [[nodiscard]] bool carries(const DottedVersion& cuda) const {
+        return cuda_min <= cuda && cuda <= cuda_max;
+    }
 };
 
 struct CudnnBuild {
@@ -60,11 +69,17 @@ public:
 
     [[nodiscard]] const GpuModel* gpu_by_device(std::uint16_t device_id) const;
     [[nodiscard]] std::vector<std::string> gpu_models() const; ///< distinct model names, sorted
+    /// Every PCI device of a model family ("A100": SXM4 40/80, PCIe 40/80).
+    [[nodiscard]] std::vector<const GpuModel*> gpus_of_model(const std::string& model) const;
+    [[nodiscard]] const std::vector<GpuModel>& gpus() const { return m_gpus; }
     [[nodiscard]] const CudaRelease* cuda(const DottedVersion& major_minor) const;
     [[nodiscard]] const std::vector<CudaRelease>& cuda_releases() const { return m_cuda; }
     [[nodiscard]] const DistroRepo* distro(const std::string& slug) const;
+    /// By the host.os id a profile uses ("ubuntu-22.04").
+    [[nodiscard]] const DistroRepo* distro_by_os(const std::string& os) const;
     [[nodiscard]] const std::vector<DistroRepo>& distros() const { return m_distros; }
     [[nodiscard]] const Architecture* architecture(const std::string& name) const;
+    [[nodiscard]] const std::vector<Architecture>& architectures() const { return m_archs; }
     /// cuDNN 8 builds (for "8.x" profiles); cuDNN 9 resolves from the repo index by CUDA major.
     [[nodiscard]] const std::vector<CudnnBuild>& cudnn8_builds() const { return m_cudnn8; }
     /// Newest cuDNN 8 build whose `+cudaX.Y` suits `cuda` (same major, X.Y ≤ cuda), if any.
@@ -72,6 +87,8 @@ public:
     cudnn8_for(const DottedVersion& cudnn_prefix, const DottedVersion& cuda) const;
     /// Supported cuDNN majors per CUDA major ("9" needs CUDA ≥ 11.8 for cuda-11 builds, ...).
     [[nodiscard]] bool cudnn9_supports(const DottedVersion& cuda) const;
+    /// Oldest CUDA cuDNN 9 serves (11.8).
+    [[nodiscard]] const DottedVersion& cudnn9_min_cuda() const { return m_cudnn9_min_cuda; }
     /// Container toolkit repo key fingerprint.
     [[nodiscard]] const std::string& container_key_fingerprint() const { return m_ctk_key; }
 
@@ -82,6 +99,7 @@ private:
     std::vector<Architecture> m_archs;
     std::vector<CudnnBuild> m_cudnn8;
     DottedVersion m_cudnn9_min_cuda;
+    std::vector<int> m_cudnn9_majors;
     std::string m_ctk_key;
 };
 

@@ -1,0 +1,42 @@
+#pragma once
+// Shared by the subcommand files. Only src/cli includes CLI11.
+#include <gpuprov/system.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace gpuprov::cli {
+
+/// Global flags, filled by CLI11 before any subcommand callback runs.
+struct GlobalOptions {
+    std::string log_level = "warn";
+    std::string log_file;          ///< default /var/log/gpuprov.log when root
+    bool no_color = false;
+    std::string root = "/";        ///< --root: read host files under this directory
+    [[nodiscard]] bool color() const;
+};
+
+/// The System every command uses (LocalSystem rooted at --root).
+System& host_system(const GlobalOptions& opts);
+
+/// Exit codes (docs/exit-codes.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitChangesPending = 2;
+inline constexpr int kExitRebootRequired = 3;
+
+/// Each subcommand registers itself; the callback sets `exit_code`.
+void add_profiles_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_facts_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_plan_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_status_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_metrics_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_cloud_init_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+
+} // namespace gpuprov::cli

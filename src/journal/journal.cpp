@@ -1,0 +1,99 @@
+#include <gpuprov/error.hpp>
+#include <gpuprov/journal.hpp>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpuprov {
+
+using nlohmann::json;
+
+const JournalStep* Journal::step(std::string_view id) const {
+    for (const auto& s : steps) {
+        if (s.id == id) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+JournalStep& Journal::upsert(std::string_view id) {
+    for (auto& s : steps) {
+        if (s.id == id) {
+            return s;
+        }
+    }
+    steps.push_back(JournalStep{.id = std::string(id)});
+    return steps.back();
+}
+
+std::string rfc3339(std::chrono::system_clock::time_point tp) {
+    const auto secs = std::chrono::time_point_cast<std::chrono::seconds>(tp);
+    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", secs);
+}
+
+std::string journal_to_json_text(const Journal& j) {
+    json steps = json::array();
+    for (const auto& s : j.steps) {
+        steps.push_back({{"id", s.id},
+                         {"status", s.status},
+                         {"started_at", s.started_at},
+                         {"finished_at", s.finished_at},
+                         {"message", s.message},
+                         {"versions", s.versions}});
+    }
+    const json doc = {{"schema", j.schema},
+                      {"profile", j.profile},
+                      {"profile_source", j.profile_source},
+                      {"run_started_at", j.run_started_at},
+                      {"run_finished_at", j.run_finished_at},
+                      {"result", j.result},
+                      {"reboot_pending", j.reboot_pending},
+                      {"runs", j.runs},
+                      {"steps", steps}};
+    return doc.dump(2) + "\n";
+}
+
+Journal journal_from_json_text(std::string_view text) {
+    const auto doc = json::parse(text.begin(), text.end());
+    Journal j;
+    j.schema = doc.value("schema", 1);
+    j.profile = doc.value("profile", "");
+    j.profile_source = doc.value("profile_source", "");
+    j.run_started_at = doc.value("run_started_at", "");
+    j.run_finished_at = doc.value("run_finished_at", "");
+    j.result = doc.value("result", "");
+    j.reboot_pending = doc.value("reboot_pending", false);
+    j.runs = doc.value("runs", 0);
+    for (const auto& s : doc.value("steps", json::array())) {
+        JournalStep step;
+        step.id = s.value("id", "");
+        step.status = s.value("status", "");
+        step.started_at = s.value("started_at", "");
+        step.finished_at = s.value("finished_at", "");
+        step.message = s.value("message", "");
+        step.versions = s.value("versions", std::map<std::string, std::string>{});
+        j.steps.push_back(std::move(step));
+    }
+    return j;
+}
+
+std::optional<Journal> load_journal(const System& sys) {
+    const auto text = sys.read_file(kJournalPath);
+    if (!text) {
+        return std::nullopt;
+    }
+    try {
+        return journal_from_json_text(*text);
+    } catch (const json::exception& e) {
+        throw HostError(fmt::format("{} is not a gpuprov journal ({}); move it aside to start afresh",
+                                    kJournalPath, e.what()));
+    }
+}
+
+void save_journal(System& sys, const Journal& journal) {
+    sys.write_file_atomic(kJournalPath, journal_to_json_text(journal), 0644);
+}
+
+} // namespace gpuprov
