@@ -22,6 +22,7 @@ public:
     [[nodiscard]] unsigned effective_uid() const override;
     [[nodiscard]] std::string machine() const override;
     [[nodiscard]] bool interactive() const override;
+    [[nodiscard]] std::optional<int> lock_holder(const std::filesystem::path&) const override;
 
     CommandResult run(const Command&) override;
     void write_file_atomic(const std::filesystem::path&, std::string_view content,

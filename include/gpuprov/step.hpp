@@ -41,15 +41,23 @@ struct CheckResult {
     std::string reason;                 ///< why pending/blocked/skipped, in one line
     std::vector<Change> changes;        ///< what apply would do
     std::vector<PackagePin> installs;   ///< packages apply needs; the engine may batch these
-    std::vector<std::string> refresh_sources; ///< apt source files whose index must be refreshed
 };
 
-/// Package indexes of the profile's repositories, resolved once per run.
+/// A profile repository with its package index, loaded on first use.
 struct RepoState {
     ResolvedRepo repo;
-    std::optional<PackageIndex> index; ///< nullopt when unreachable
+    std::optional<PackageIndex> index; ///< nullopt when unreachable or not in the profile
     std::optional<OpenPgpKey> key;
-    std::string error;
+    std::string error;                 ///< why index is missing (URL and status)
+};
+
+/// Hands out repository indexes lazily, so a run whose steps are all satisfied never touches
+/// the network.
+class RepoProvider {
+public:
+    virtual ~RepoProvider() = default;
+    /// The state of a profile repository by name ("cuda", "container-toolkit").
+    [[nodiscard]] virtual const RepoState& repo(const std::string& name) const = 0;
 };
 
 /// Everything a step may read. Built once per command from the profile, facts and matrix.
@@ -57,8 +65,13 @@ struct StepContext {
     const Profile& profile;
     const HostFacts& facts;
     const Matrix& matrix;
-    const std::map<std::string, RepoState>& repos; ///< by repository name ("cuda")
-    bool for_apply = false; ///< apply adds root checks that plan leaves out
+    const RepoProvider& repos;
+};
+
+/// The two halves of apply around the engine's batched package transaction.
+enum class ApplyPhase {
+    prepare,   ///< before packages are installed (repository setup, blacklist files)
+    configure, ///< after (holds, PATH, services); returns done or reboot_required
 };
 
 class Step {
@@ -68,9 +81,11 @@ public:
     [[nodiscard]] virtual std::string_view summary() const = 0;
     /// Read-only: is the host already in the wanted state? What would apply do?
     [[nodiscard]] virtual CheckResult check(const StepContext& ctx, const System& sys) const = 0;
-    /// Makes it so, after the engine installed `planned.installs` (batched). Throws Error on
+    /// Makes it so. The engine calls `prepare` for every step of a batch, installs all their
+    /// `planned.installs` in one transaction, then calls `configure` for each. Throws Error on
     /// failure; returns done or reboot_required.
-    virtual StepStatus apply(const StepContext& ctx, System& sys, const CheckResult& planned) = 0;
+    virtual StepStatus apply(const StepContext& ctx, System& sys, const CheckResult& planned,
+                             ApplyPhase phase) = 0;
     /// Proves the step with the real tools.
     [[nodiscard]] virtual std::vector<CheckOutcome> verify(const StepContext& ctx,
                                                            const System& sys) const = 0;

@@ -85,6 +85,9 @@ public:
     [[nodiscard]] virtual std::string machine() const = 0;
     /// Whether stdin and stdout are a terminal (apply asks for confirmation only then).
     [[nodiscard]] virtual bool interactive() const = 0;
+    /// PID of a process holding a POSIX (fcntl) write lock on `path`, as dpkg and apt take on
+    /// /var/lib/dpkg/lock-frontend; nullopt when free or missing.
+    [[nodiscard]] virtual std::optional<int> lock_holder(const std::filesystem::path&) const = 0;
 
     // ---- changes ----
     /// Runs a command that may change the host. Never throws on non-zero exit.

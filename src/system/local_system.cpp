@@ -136,6 +136,22 @@ std::string LocalSystem::machine() const {
 
 bool LocalSystem::interactive() const { return ::isatty(0) != 0 && ::isatty(1) != 0; }
 
+std::optional<int> LocalSystem::lock_holder(const fs::path& path) const {
+    const int fd = ::open(resolve(path).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return std::nullopt;
+    }
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    const int rc = ::fcntl(fd, F_GETLK, &fl);
+    ::close(fd);
+    if (rc != 0 || fl.l_type == F_UNLCK) {
+        return std::nullopt;
+    }
+    return static_cast<int>(fl.l_pid);
+}
+
 void LocalSystem::write_file_atomic(const fs::path& path, std::string_view content,
                                     unsigned mode) {
     const auto target = resolve(path);

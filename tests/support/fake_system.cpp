@@ -239,6 +239,15 @@ std::unique_ptr<FileLock> FakeSystem::try_lock(const fs::path& path) {
     return std::make_unique<FakeLock>();
 }
 
+std::optional<int> FakeSystem::lock_holder(const fs::path& path) const {
+    const auto it = m_lock_holders.find(norm(path));
+    if (it == m_lock_holders.end() || it->second.second <= 0) {
+        return std::nullopt;
+    }
+    --it->second.second;
+    return it->second.first;
+}
+
 void FakeSystem::sleep(std::chrono::milliseconds d) const { slept += d; }
 
 } // namespace gpuprov::testing

@@ -40,6 +40,10 @@ public:
     void set_interactive(bool v) { m_interactive = v; }
     void set_disk(DiskSpace d) { m_disk = d; }
     void hold_lock(const std::string& path) { m_held_locks.insert(path); }
+    /// Makes lock_holder(path) report `pid` for the next `polls` calls, then free.
+    void set_lock_holder(const std::string& path, int pid, int polls) {
+        m_lock_holders[path] = {pid, polls};
+    }
 
     // ---- what happened ----
     std::vector<std::vector<std::string>> commands_ran;   ///< run() calls, in order
@@ -65,6 +69,7 @@ public:
     [[nodiscard]] unsigned effective_uid() const override { return m_uid; }
     [[nodiscard]] std::string machine() const override { return m_machine; }
     [[nodiscard]] bool interactive() const override { return m_interactive; }
+    [[nodiscard]] std::optional<int> lock_holder(const std::filesystem::path&) const override;
     CommandResult run(const Command&) override;
     void write_file_atomic(const std::filesystem::path&, std::string_view content,
                            unsigned mode) override;
@@ -85,6 +90,7 @@ private:
     std::map<std::string, FetchResult> m_urls;
     std::map<std::string, std::string> m_env;
     std::set<std::string> m_held_locks;
+    mutable std::map<std::string, std::pair<int, int>> m_lock_holders;
     unsigned m_uid = 0;
     std::string m_machine = "x86_64";
     bool m_interactive = false;

@@ -28,3 +28,13 @@ TEST(DebVersion, FollowsDpkgOrdering) {
     EXPECT_LT(compare_deb_versions("12.4.1-1", "12.10.0-1"), 0);
     EXPECT_GT(compare_deb_versions("2.21.5-1+cuda12.5", "2.21.5-1+cuda12.4"), 0);
 }
+
+#include <gpuprov/diff.hpp>
+
+TEST(UnifiedDiff, NewFileAndChangedLine) {
+    EXPECT_EQ(gpuprov::unified_diff("/etc/x.conf", std::nullopt, "a\nb\n"),
+              "--- /dev/null\n+++ b/etc/x.conf\n@@ -0,0 +1,2 @@\n+a\n+b\n");
+    EXPECT_EQ(gpuprov::unified_diff("/etc/x.conf", std::string("a\nb\nc\n"), "a\nB\nc\n"),
+              "--- a/etc/x.conf\n+++ b/etc/x.conf\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+    EXPECT_EQ(gpuprov::unified_diff("/etc/x.conf", std::string("same\n"), "same\n"), "");
+}
