@@ -2,9 +2,8 @@
 // NVIDIA version data: CUDA → minimum driver, what each distro repo carries, cuDNN builds per
 // CUDA, GPU PCI ids → model, repo key fingerprints. Loaded from the one data file
 // src/data/nvidia-matrix.yaml (compiled in); every table there cites its NVIDIA source.
-#include <gpuprov/version.hpp>
-
 #include <cstdint>
+#include <gpuprov/version.hpp>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,31 +15,33 @@ namespace gpuprov {
 
 struct GpuModel {
     std::uint16_t device_id = 0;
-    std::string model;        ///< family name a profile uses: "A100", "H100", "T4"
-    std::string name;         ///< "A100 SXM4 80GB"
-    std::string smi_name;     ///< what nvidia-smi prints: "NVIDIA A100-SXM4-80GB"
-    std::string architecture; ///< "ampere"
+    std::string model;              ///< family name a profile uses: "A100", "H100", "T4"
+    std::string name;               ///< "A100 SXM4 80GB"
+    std::string smi_name;           ///< what nvidia-smi prints: "NVIDIA A100-SXM4-80GB"
+    std::string architecture;       ///< "ampere"
     std::string compute_capability; ///< "8.0"
     int memory_gib = 0;
-    bool nvswitch = false;    ///< HGX/DGX SXM part: NVSwitch systems need fabric manager
+    bool nvswitch = false; ///< HGX/DGX SXM part: NVSwitch systems need fabric manager
 };
 
 struct CudaRelease {
     DottedVersion version;    ///< "12.4"
     DottedVersion min_driver; ///< toolkit driver of the GA release, "550.54.14"
     int driver_branch = 0;    ///< lowest branch that carries it: 550
-    bool confirmed = true;    ///< false: min_driver is only "<branch>.0" (13.3, 13.4)
+    /// min_driver as NVIDIA writes it ("580.65.06"); DottedVersion::str() drops the zero.
+    std::string min_driver_text;
+    bool confirmed = true; ///< false: min_driver is only "<branch>.0" (13.3, 13.4)
 };
 
 struct DistroRepo {
-    std::string slug;          ///< "debian12"
-    std::string os;            ///< the host.os id profiles use: "debian-12", "ubuntu-22.04"
-    std::string family;        ///< "debian" | "rhel"
-    DottedVersion cuda_min;    ///< oldest cuda-toolkit-X-Y in the network repo
-    DottedVersion cuda_max;    ///< newest known
+    std::string slug;       ///< "debian12"
+    std::string os;         ///< the host.os id profiles use: "debian-12", "ubuntu-22.04"
+    std::string family;     ///< "debian" | "rhel"
+    DottedVersion cuda_min; ///< oldest cuda-toolkit-X-Y in the network repo
+    DottedVersion cuda_max; ///< newest known
     std::string key_fingerprint;
-    std::string key_file;      ///< "3bf863cc.pub"
-    bool confirmed = true;     ///< false: cuda_min/cuda_max are inferred, not seen
+    std::string key_file;  ///< "3bf863cc.pub"
+    bool confirmed = true; ///< false: cuda_min/cuda_max are inferred, not seen
     /// True when the repo carries cuda-toolkit-X-Y for this major.minor.
     [[nodiscard]] bool carries(const DottedVersion& cuda) const {
         return cuda_min <= cuda && cuda <= cuda_max;
@@ -48,15 +49,15 @@ struct DistroRepo {
 };
 
 struct CudnnBuild {
-    std::string cudnn;                  ///< full version "8.9.7.29"
-    std::vector<DottedVersion> cuda;    ///< the +cudaX.Y builds that exist
+    std::string cudnn;               ///< full version "8.9.7.29"
+    std::vector<DottedVersion> cuda; ///< the +cudaX.Y builds that exist
 };
 
 struct Architecture {
-    std::string name;          ///< "hopper"
-    DottedVersion min_cuda;    ///< first CUDA that compiles native code for it
-    bool open_module_ok = true;      ///< open kernel modules support it (Turing+)
-    bool proprietary_ok = true;      ///< proprietary modules support it (not Blackwell/GH200)
+    std::string name;                      ///< "hopper"
+    DottedVersion min_cuda;                ///< first CUDA that compiles native code for it
+    bool open_module_ok = true;            ///< open kernel modules support it (Turing+)
+    bool proprietary_ok = true;            ///< proprietary modules support it (not Blackwell/GH200)
     std::optional<DottedVersion> max_cuda; ///< last CUDA that targets it (Volta: 12.9)
 };
 

@@ -1,0 +1,291 @@
+#include <gpuprov/error.hpp>
+#include <gpuprov/matrix.hpp>
+#include <gtest/gtest.h>
+#include <string>
+
+namespace gpuprov {
+namespace {
+
+DottedVersion v(const char* s) {
+    return *DottedVersion::parse(s);
+}
+
+const Matrix& m() {
+    return Matrix::builtin();
+}
+
+TEST(Matrix, CudaReleaseMapsToToolkitDriverAndBranch) {
+    const auto* c = m().cuda(v("12.4"));
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->min_driver.str(), "550.54.14");
+    EXPECT_EQ(c->driver_branch, 550);
+    EXPECT_TRUE(c->confirmed);
+    ASSERT_NE(m().cuda(v("13.0")), nullptr);
+    EXPECT_EQ(m().cuda(v("13.0"))->min_driver_text, "580.65.06");
+    EXPECT_EQ(m().cuda(v("13.0"))->min_driver, v("580.65.6"));
+    EXPECT_EQ(m().cuda(v("11.8"))->driver_branch, 520);
+}
+
+TEST(Matrix, CudaUpdateVersionFindsItsMinorRelease) {
+    const auto* c = m().cuda(v("12.4.1"));
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->version.str(), "12.4");
+}
+
+TEST(Matrix, UnknownCudaReleasesAreAbsent) {
+    EXPECT_EQ(m().cuda(v("12.7")), nullptr); // never released
+    EXPECT_EQ(m().cuda(v("99.9")), nullptr);
+    EXPECT_EQ(m().cuda(v("10.2")), nullptr);
+}
+
+TEST(Matrix, NewestReleasesCarryOnlyABranch) {
+    const auto* c = m().cuda(v("13.4"));
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->driver_branch, 615);
+    EXPECT_FALSE(c->confirmed);
+    EXPECT_EQ(m().cuda(v("13.3"))->driver_branch, 610);
+}
+
+TEST(Matrix, CudaReleasesAreSortedAndDriverBranchesNeverDecrease) {
+    const auto& all = m().cuda_releases();
+    ASSERT_GE(all.size(), 20U);
+    EXPECT_EQ(all.front().version.str(), "11.0");
+    for (std::size_t i = 1; i < all.size(); ++i) {
+        EXPECT_LT(all[i - 1].version, all[i].version);
+        EXPECT_LE(all[i - 1].driver_branch, all[i].driver_branch);
+    }
+}
+
+TEST(Matrix, Debian12RepoLacksOldReleases) {
+    const auto* d = m().distro("debian12");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->family, "debian");
+    EXPECT_EQ(d->os, "debian-12");
+    EXPECT_FALSE(d->carries(v("11.8")));
+    EXPECT_FALSE(d->carries(v("12.2")));
+    EXPECT_TRUE(d->carries(v("12.3")));
+    EXPECT_TRUE(d->carries(v("13.0")));
+}
+
+TEST(Matrix, Ubuntu2404RepoStartsAt125) {
+    const auto* d = m().distro("ubuntu2404");
+    ASSERT_NE(d, nullptr);
+    EXPECT_FALSE(d->carries(v("12.4")));
+    EXPECT_FALSE(d->carries(v("11.8")));
+    EXPECT_TRUE(d->carries(v("12.5")));
+    EXPECT_TRUE(d->carries(v("12.6")));
+    EXPECT_TRUE(d->carries(v("13.2")));
+}
+
+TEST(Matrix, Ubuntu2004RepoEndsBeforeCuda13) {
+    const auto* d = m().distro("ubuntu2004");
+    ASSERT_NE(d, nullptr);
+    EXPECT_TRUE(d->carries(v("12.4")));
+    EXPECT_FALSE(d->carries(v("13.0")));
+}
+
+TEST(Matrix, DistroKeysMatchTheirFamily) {
+    EXPECT_EQ(m().distro("ubuntu2204")->key_fingerprint,
+              "EB693B3035CD5710E231E123A4B469963BF863CC");
+    EXPECT_EQ(m().distro("ubuntu2204")->key_file, "3bf863cc.pub");
+    EXPECT_EQ(m().distro("rhel9")->key_fingerprint, "610C7B14E068A878070DA4E99CD0A493D42D0685");
+    EXPECT_EQ(m().distro("rhel8")->family, "rhel");
+    EXPECT_EQ(m().distro("rhel8")->key_file, "D42D0685.pub");
+    EXPECT_EQ(m().distro("sles15"), nullptr);
+}
+
+TEST(Matrix, DistroByOsId) {
+    const auto* d = m().distro_by_os("ubuntu-22.04");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->slug, "ubuntu2204");
+    EXPECT_EQ(m().distro_by_os("ubuntu2204"), nullptr);
+}
+
+TEST(Matrix, H100SxmIsHopperOnNvswitch) {
+    const auto* g = m().gpu_by_device(0x2330);
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->model, "H100");
+    EXPECT_EQ(g->architecture, "hopper");
+    EXPECT_EQ(g->compute_capability, "9.0");
+    EXPECT_EQ(g->smi_name, "NVIDIA H100 80GB HBM3");
+    EXPECT_TRUE(g->nvswitch);
+}
+
+TEST(Matrix, PcieCardsNeedNoFabricManager) {
+    ASSERT_NE(m().gpu_by_device(0x2331), nullptr);
+    EXPECT_FALSE(m().gpu_by_device(0x2331)->nvswitch);
+    ASSERT_NE(m().gpu_by_device(0x1EB8), nullptr);
+    EXPECT_EQ(m().gpu_by_device(0x1EB8)->model, "T4");
+    EXPECT_FALSE(m().gpu_by_device(0x1EB8)->nvswitch);
+    EXPECT_TRUE(m().gpu_by_device(0x20B2)->nvswitch);
+    EXPECT_TRUE(m().gpu_by_device(0x2335)->nvswitch);
+    EXPECT_TRUE(m().gpu_by_device(0x2901)->nvswitch);
+    EXPECT_EQ(m().gpu_by_device(0x1AF1), nullptr); // an NVSwitch bridge, not a GPU
+}
+
+TEST(Matrix, GpuModelsAreDistinctAndSorted) {
+    const auto models = m().gpu_models();
+    for (const char* want :
+         {"A10", "A100", "A30", "B200", "H100", "H200", "L4", "L40S", "T4", "V100"}) {
+        EXPECT_NE(std::find(models.begin(), models.end(), want), models.end()) << want;
+    }
+    EXPECT_TRUE(std::is_sorted(models.begin(), models.end()));
+    EXPECT_EQ(std::adjacent_find(models.begin(), models.end()), models.end());
+    EXPECT_EQ(m().gpus_of_model("A100").size(), 4U);
+}
+
+TEST(Matrix, ArchitectureRules) {
+    const auto* volta = m().architecture("volta");
+    ASSERT_NE(volta, nullptr);
+    EXPECT_FALSE(volta->open_module_ok);
+    ASSERT_TRUE(volta->max_cuda.has_value());
+    EXPECT_EQ(volta->max_cuda->str(), "12.9");
+    const auto* blackwell = m().architecture("blackwell");
+    ASSERT_NE(blackwell, nullptr);
+    EXPECT_FALSE(blackwell->proprietary_ok);
+    EXPECT_TRUE(blackwell->open_module_ok);
+    EXPECT_EQ(blackwell->min_cuda.str(), "12.8");
+    EXPECT_TRUE(m().architecture("turing")->open_module_ok);
+    EXPECT_FALSE(m().architecture("hopper")->max_cuda.has_value());
+    for (const auto& g : m().gpus()) {
+        EXPECT_NE(m().architecture(g.architecture), nullptr) << g.name;
+    }
+}
+
+TEST(Matrix, Cudnn8PicksNewestBuildOfTheSameMajorAtOrBelowTheCuda) {
+    // 8.9.7.29 has +cuda12.2; it serves 12.4 (same major, minor >= 2).
+    auto b = m().cudnn8_for(v("8.9"), v("12.4"));
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->first, "8.9.7.29");
+    EXPECT_EQ(b->second.str(), "12.2");
+
+    b = m().cudnn8_for(v("8.9"), v("11.8"));
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->first, "8.9.7.29");
+    EXPECT_EQ(b->second.str(), "11.8");
+
+    // 12.1 predates the +cuda12.2 builds: the newest 8.9 with a 12.0/12.1 build is 8.9.2.26.
+    b = m().cudnn8_for(v("8.9"), v("12.1"));
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->first, "8.9.2.26");
+    EXPECT_EQ(b->second.str(), "12.1");
+
+    b = m().cudnn8_for(v("8.6"), v("11.8"));
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->first, "8.6.0.163");
+}
+
+TEST(Matrix, Cudnn8HasNoBuildAcrossMajorsOrBelowItsMinor) {
+    EXPECT_FALSE(m().cudnn8_for(v("8.9"), v("13.0")).has_value());
+    EXPECT_FALSE(m().cudnn8_for(v("8.9"), v("11.7")).has_value());
+    EXPECT_FALSE(m().cudnn8_for(v("8.9"), v("12.0")).has_value());
+    EXPECT_FALSE(m().cudnn8_for(v("8.6"), v("12.4")).has_value());
+    EXPECT_FALSE(m().cudnn8_for(v("8.7"), v("11.8")).has_value());
+    // "8" alone: the newest 8.x for that CUDA.
+    const auto any8 = m().cudnn8_for(v("8"), v("12.0"));
+    ASSERT_TRUE(any8.has_value());
+    EXPECT_EQ(any8->first, "8.8.0.121");
+}
+
+TEST(Matrix, Cudnn9NeedsCuda118) {
+    EXPECT_FALSE(m().cudnn9_supports(v("11.7")));
+    EXPECT_TRUE(m().cudnn9_supports(v("11.8")));
+    EXPECT_TRUE(m().cudnn9_supports(v("12.4")));
+    EXPECT_TRUE(m().cudnn9_supports(v("13.0")));
+    EXPECT_FALSE(m().cudnn9_supports(v("14.0")));
+    EXPECT_EQ(m().cudnn9_min_cuda().str(), "11.8");
+}
+
+TEST(Matrix, ContainerToolkitKey) {
+    EXPECT_EQ(m().container_key_fingerprint(), "C95B321B61E88C1809C4F759DDCAE044F796ECB0");
+}
+
+TEST(Matrix, BuiltinIsParsedOnce) {
+    EXPECT_EQ(&Matrix::builtin(), &Matrix::builtin());
+}
+
+// A minimal valid document; the error tests below break one thing each.
+const std::string k_small = R"(schema: 1
+cuda:
+  - {version: "12.4", min_driver: "550.54.14", branch: 550}
+distros: []
+cudnn8: []
+cudnn9: {min_cuda: "11.8", cuda_majors: [12]}
+architectures:
+  - {name: hopper, min_cuda: "11.8"}
+gpus:
+  - {device_id: "0x2330", model: H100, name: H100 SXM5 80GB, smi_name: x, architecture: hopper,
+     compute_capability: "9.0", memory_gib: 80, nvswitch: true}
+container_toolkit: {key_fingerprint: C95B321B61E88C1809C4F759DDCAE044F796ECB0}
+)";
+
+ProfileError parse_error(const std::string& yaml) {
+    try {
+        (void)Matrix::parse(yaml, "test.yaml");
+    } catch (const ProfileError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "no ProfileError for:\n" << yaml;
+    return ProfileError("", 0, 0, "");
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+    const auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+}
+
+TEST(MatrixParse, SmallDocumentParses) {
+    const auto small = Matrix::parse(k_small, "test.yaml");
+    ASSERT_NE(small.gpu_by_device(0x2330), nullptr);
+    EXPECT_TRUE(small.gpu_by_device(0x2330)->nvswitch);
+    EXPECT_EQ(small.cuda_releases().size(), 1U);
+}
+
+TEST(MatrixParse, BadVersionNamesFileLineAndColumn) {
+    const auto e = parse_error(replaced(k_small, "\"550.54.14\"", "\"550.x\""));
+    EXPECT_EQ(e.file(), "test.yaml");
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.col(), 35);
+    EXPECT_NE(e.message().find("dotted version"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("test.yaml:3:35: ", 0), 0U) << e.what();
+}
+
+TEST(MatrixParse, SyntaxErrorHasItsLine) {
+    const auto e = parse_error(replaced(k_small, "distros: []", "distros: [\n"));
+    EXPECT_GE(e.line(), 4);
+    EXPECT_NE(e.message().find("YAML syntax error"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, UnknownKeyIsRefused) {
+    const auto e = parse_error(replaced(k_small, "branch: 550", "branhc: 550"));
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_NE(e.message().find("unknown key 'branhc'"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, MinDriverOffItsBranchIsRefused) {
+    const auto e = parse_error(replaced(k_small, "branch: 550", "branch: 535"));
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_NE(e.message().find("not on branch 535"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, GpuWithUnknownArchitectureIsRefused) {
+    const auto e = parse_error(replaced(k_small, "architecture: hopper", "architecture: hoper"));
+    EXPECT_EQ(e.line(), 10);
+    EXPECT_NE(e.message().find("hoper"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, MissingTableIsRefused) {
+    const auto e = parse_error(replaced(k_small, "cudnn8: []\n", ""));
+    EXPECT_NE(e.message().find("missing required key 'cudnn8'"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, BadFingerprintIsRefused) {
+    const auto e = parse_error(replaced(k_small, "C95B321B61E88C1809C4F759DDCAE044F796ECB0",
+                                        "C95B321B61E88C1809C4F759DDCAE044F796ECB"));
+    EXPECT_EQ(e.line(), 12);
+    EXPECT_NE(e.message().find("40 upper-case hex"), std::string::npos) << e.what();
+}
+
+} // namespace
+} // namespace gpuprov
