@@ -1,0 +1,109 @@
+#pragma once
+// Parsers for the outputs of the NVIDIA and system tools that verify and doctor read:
+// nvidia-smi (query CSV, default table, errors, topo -m), nvcc, dkms, ldconfig, dpkg --audit.
+// Each is a pure function over one real format (samples under tests/fixtures/cmd/).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuprov {
+
+/// The --query-gpu field list gpuprov asks for, in this order (parse_smi_query expects it).
+inline constexpr std::string_view kSmiQueryFields =
+    "index,uuid,name,pci.bus_id,driver_version,memory.total,memory.used,utilization.gpu,"
+    "temperature.gpu,power.draw,power.limit,persistence_mode,mig.mode.current";
+
+/// `nvidia-smi --query-gpu=<kSmiQueryFields> --format=csv,noheader,nounits`.
+[[nodiscard]] std::vector<std::string> smi_query_argv();
+
+/// One row of the query. Values nvidia-smi reports as `[N/A]`, `[Not Supported]`,
+/// `[Insufficient Permissions]` or `N/A` are absent.
+struct SmiGpu {
+    int index = 0;
+    std::string uuid;           ///< "GPU-34319582-d595-d1c7-d1d2-179bcfa61660"
+    std::string name;           ///< "NVIDIA A100-SXM4-80GB"
+    std::string bus_id;         ///< "00000000:10:1C.0"
+    std::string driver_version; ///< "580.126.09"
+    std::optional<std::uint64_t> memory_total_mib;
+    std::optional<std::uint64_t> memory_used_mib;
+    std::optional<double> utilization_percent;
+    std::optional<double> temperature_c;
+    std::optional<double> power_draw_w;
+    std::optional<double> power_limit_w;
+    std::optional<bool> persistence_mode;
+    std::optional<bool> mig_enabled;
+};
+
+/// Rows of `--format=csv,noheader,nounits` output for kSmiQueryFields. Rows with the wrong
+/// number of fields or a non-numeric index are skipped (a warning line, a truncated capture).
+[[nodiscard]] std::vector<SmiGpu> parse_smi_query(std::string_view csv);
+
+/// The versions in the default `nvidia-smi` table's first box.
+struct SmiBanner {
+    std::string smi_version;    ///< "NVIDIA-SMI 535.129.03"
+    std::string driver_version; ///< "Driver Version:" or, from R610, "KMD Version:"
+    std::string cuda_version;   ///< "CUDA Version:" or "CUDA UMD Version:": the newest CUDA
+                                ///< the driver supports, not the installed toolkit
+};
+[[nodiscard]] std::optional<SmiBanner> parse_smi_banner(std::string_view table);
+
+enum class SmiFailure {
+    none,              ///< not one of the known failure texts
+    driver_not_loaded, ///< "NVIDIA-SMI has failed because it couldn't communicate ..."
+    version_mismatch,  ///< "Failed to initialize NVML: Driver/library version mismatch"
+};
+/// Classifies nvidia-smi's output (stdout and stderr together) when it failed.
+[[nodiscard]] SmiFailure classify_smi_failure(std::string_view output);
+
+/// The GPU×GPU part of `nvidia-smi topo -m`.
+struct TopoMatrix {
+    std::vector<std::string> gpus;               ///< "GPU0", "GPU1", ...
+    std::vector<std::vector<std::string>> links; ///< links[i][j]: "X", "NV18", "PIX", "SYS", ...
+};
+/// nullopt when no GPU header row is found. NIC columns, affinity columns and the legend
+/// are ignored; both the old (no NUMA columns) and new layouts parse.
+[[nodiscard]] std::optional<TopoMatrix> parse_topo_matrix(std::string_view output);
+/// Whether every pair of distinct GPUs is joined by NVLink (an `NV#` cell).
+[[nodiscard]] bool all_pairs_nvlink(const TopoMatrix& topo);
+/// Whether some pair of distinct GPUs has a peer-to-peer path: NVLink, PIX or PXB. SYS, NODE
+/// and PHB go through the CPU's host bridge or interconnect.
+[[nodiscard]] bool any_p2p_path(const TopoMatrix& topo);
+
+struct NvccVersion {
+    std::string release; ///< "12.2"
+    std::string version; ///< "12.2.140"
+};
+/// From "Cuda compilation tools, release 12.2, V12.2.140"; the Build line is optional.
+[[nodiscard]] std::optional<NvccVersion> parse_nvcc_version(std::string_view output);
+
+struct DkmsEntry {
+    std::string module;  ///< "nvidia", "nvidia-current"
+    std::string version; ///< "535.129.03"
+    std::string kernel;  ///< empty for a module that is only "added"
+    std::string arch;
+    std::string state; ///< "installed", "built", "added", with any trailing note kept
+};
+/// `dkms status` lines, both `nvidia/535.x, kernel, arch: installed` (dkms ≥ 2.8) and the
+/// older `nvidia, 535.x, kernel, arch: installed`.
+[[nodiscard]] std::vector<DkmsEntry> parse_dkms_status(std::string_view output);
+
+struct LdconfigEntry {
+    std::string soname; ///< "libnccl.so.2"
+    std::string path;   ///< "/lib/x86_64-linux-gnu/libnccl.so.2"
+};
+/// `ldconfig -p` entries (the "N libs found in cache" header is skipped).
+[[nodiscard]] std::vector<LdconfigEntry> parse_ldconfig(std::string_view output);
+/// First entry whose soname starts with `prefix` ("libcudnn.so.9"), if any.
+[[nodiscard]] const LdconfigEntry* find_library(const std::vector<LdconfigEntry>& entries,
+                                                std::string_view prefix);
+
+struct DpkgAuditProblem {
+    std::string package;
+    std::string state; ///< "unpacked", "half-configured", "half-installed", "triggers", "other"
+};
+/// Packages `dpkg --audit` complains about; empty output means a consistent database.
+[[nodiscard]] std::vector<DpkgAuditProblem> parse_dpkg_audit(std::string_view output);
+
+} // namespace gpuprov

@@ -1,0 +1,96 @@
+#include <cmath>
+#include <gpuprov/nvidia_smi.hpp>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov {
+
+namespace {
+
+constexpr std::size_t kFieldCount = 13;
+
+// nvidia-smi prints these instead of a value; "N/A" without brackets appears in some fields
+// (mig.mode.current on GPUs without MIG) and older drivers.
+bool is_sentinel(std::string_view v) {
+    return v.empty() || v == "N/A" || v == "[N/A]" || v == "[Not Supported]" ||
+           v == "[Insufficient Permissions]" || v == "[Unknown Error]" || v == "[GPU is lost]";
+}
+
+std::optional<double> number(std::string_view v) {
+    if (is_sentinel(v)) {
+        return std::nullopt;
+    }
+    auto d = parse_double(v);
+    if (!d || !std::isfinite(*d)) {
+        return std::nullopt;
+    }
+    return d;
+}
+
+std::optional<std::uint64_t> mib(std::string_view v) {
+    auto d = number(v);
+    if (!d || *d < 0) {
+        return std::nullopt;
+    }
+    return static_cast<std::uint64_t>(*d);
+}
+
+std::optional<bool> enabled(std::string_view v) {
+    if (is_sentinel(v)) {
+        return std::nullopt;
+    }
+    if (v == "Enabled" || v == "On") {
+        return true;
+    }
+    if (v == "Disabled" || v == "Off") {
+        return false;
+    }
+    return std::nullopt;
+}
+
+std::string text(std::string_view v) {
+    return is_sentinel(v) ? std::string() : std::string(v);
+}
+
+} // namespace
+
+std::vector<std::string> smi_query_argv() {
+    return {"nvidia-smi", "--query-gpu=" + std::string(kSmiQueryFields),
+            "--format=csv,noheader,nounits"};
+}
+
+std::vector<SmiGpu> parse_smi_query(std::string_view csv) {
+    std::vector<SmiGpu> gpus;
+    for (const auto& line : lines(csv)) {
+        // GPU names never contain commas, so a plain split is exact for this field list.
+        auto raw = split(line, ',');
+        if (raw.size() != kFieldCount) {
+            continue;
+        }
+        std::vector<std::string_view> f;
+        for (const auto& r : raw) {
+            f.push_back(trim(r));
+        }
+        auto index = parse_int(f[0]);
+        if (!index) {
+            continue;
+        }
+        SmiGpu g;
+        g.index = static_cast<int>(*index);
+        g.uuid = text(f[1]);
+        g.name = text(f[2]);
+        g.bus_id = text(f[3]);
+        g.driver_version = text(f[4]);
+        g.memory_total_mib = mib(f[5]);
+        g.memory_used_mib = mib(f[6]);
+        g.utilization_percent = number(f[7]);
+        g.temperature_c = number(f[8]);
+        g.power_draw_w = number(f[9]);
+        g.power_limit_w = number(f[10]);
+        g.persistence_mode = enabled(f[11]);
+        g.mig_enabled = enabled(f[12]);
+        gpus.push_back(std::move(g));
+    }
+    return gpus;
+}
+
+} // namespace gpuprov
