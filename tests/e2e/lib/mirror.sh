@@ -1,0 +1,72 @@
+# shellcheck shell=bash
+# Start/stop the HTTPS test mirror and drive its fault injection.
+
+MIRROR_DIR=${MIRROR_DIR:-} # set by mirror_start
+MIRROR_PORT=${MIRROR_PORT:-}
+MIRROR_PID=${MIRROR_PID:-}
+# The server must run on the system python (stdlib only); pyenv shims can be absent in CI.
+E2E_PYTHON=${E2E_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+
+mirror_build() { # OUTDIR
+    bash "$E2E_DIR/mirror/build.sh" "$1" >&2
+}
+
+mirror_start() { # OUTDIR (already built)
+    MIRROR_DIR=$1
+    rm -f "$MIRROR_DIR/port" "$MIRROR_DIR/requests.log"
+    printf '{}\n' >"$MIRROR_DIR/control.json"
+    : >"$MIRROR_DIR/requests.log"
+    "$E2E_PYTHON" "$E2E_DIR/mirror/server.py" --root "$MIRROR_DIR/www" \
+        --cert "$MIRROR_DIR/tls/server.pem" --key "$MIRROR_DIR/tls/server.key" \
+        --port-file "$MIRROR_DIR/port" --control "$MIRROR_DIR/control.json" \
+        --log "$MIRROR_DIR/requests.log" 2>"$MIRROR_DIR/server.stderr" &
+    MIRROR_PID=$!
+    wait_for 15 "mirror port file" test -s "$MIRROR_DIR/port" || {
+        cat "$MIRROR_DIR/server.stderr" >&2; die "mirror server did not start"; }
+    MIRROR_PORT=$(cat "$MIRROR_DIR/port")
+    export MIRROR_DIR MIRROR_PORT MIRROR_PID
+    # Prove TLS + CA from the host before any scenario relies on it.
+    local url="https://127.0.0.1:$MIRROR_PORT/compute/cuda/repos/debian12/x86_64/InRelease"
+    if command -v curl >/dev/null; then
+        curl -fsS --max-time 10 --cacert "$MIRROR_DIR/tls/ca.pem" -o /dev/null "$url" ||
+            die "mirror not reachable over HTTPS with its CA: $url"
+    else
+        openssl s_client -connect "127.0.0.1:$MIRROR_PORT" -CAfile "$MIRROR_DIR/tls/ca.pem" \
+            -verify_return_error -verify_ip 127.0.0.1 </dev/null >/dev/null 2>&1 ||
+            die "mirror TLS verification failed on port $MIRROR_PORT"
+    fi
+    log "mirror on https://127.0.0.1:$MIRROR_PORT/ (pid $MIRROR_PID, key $(mirror_fingerprint))"
+}
+
+mirror_stop() {
+    if [[ -n "$MIRROR_PID" ]] && kill -0 "$MIRROR_PID" 2>/dev/null; then
+        kill "$MIRROR_PID" 2>/dev/null || true
+        local i
+        for ((i = 0; i < 25; i++)); do kill -0 "$MIRROR_PID" 2>/dev/null || break; sleep 0.2; done
+        kill -9 "$MIRROR_PID" 2>/dev/null || true
+    fi
+    MIRROR_PID=""
+}
+
+mirror_url() { printf 'https://127.0.0.1:%s/%s' "$MIRROR_PORT" "${1:-}"; }
+mirror_fingerprint() { cat "$MIRROR_DIR/fingerprint"; }
+mirror_wrong_fingerprint() { cat "$MIRROR_DIR/wrong-fingerprint"; }
+
+# mirror_fault REGEX ACTION [REGEX ACTION ...]: replace the fault table (atomically).
+mirror_fault() {
+    local tmp="$MIRROR_DIR/control.json.tmp"
+    "$E2E_PYTHON" -c 'import json, sys
+a = sys.argv[1:]
+json.dump(dict(zip(a[0::2], a[1::2])), sys.stdout)' "$@" >"$tmp"
+    mv "$tmp" "$MIRROR_DIR/control.json"
+}
+mirror_clear_faults() { printf '{}\n' >"$MIRROR_DIR/control.json.tmp" && mv "$MIRROR_DIR/control.json.tmp" "$MIRROR_DIR/control.json"; }
+
+# Request log helpers. mirror_mark prints the current line count; mirror_count_since MARK REGEX
+# counts logged requests after MARK whose path matches REGEX.
+mirror_mark() { wc -l <"$MIRROR_DIR/requests.log"; }
+mirror_count_since() {
+    tail -n +"$(($1 + 1))" "$MIRROR_DIR/requests.log" | "$E2E_PYTHON" -c 'import json, re, sys
+rx = re.compile(sys.argv[1])
+print(sum(1 for line in sys.stdin if line.strip() and rx.search(json.loads(line)["path"])))' "$2"
+}

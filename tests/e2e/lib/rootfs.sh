@@ -1,0 +1,198 @@
+# shellcheck shell=bash
+# Debian 12 root filesystems for the e2e suite.
+#
+# One minbase root is debootstrapped once and cached under $E2E_CACHE, keyed by a hash of
+# everything that shapes it (suite, mirror, include list, recipe version). Every scenario gets
+# a fresh copy under $E2E_WORK/roots/. Nothing from the host is mounted into a root: /proc and
+# /sys inside it are plain directories holding the simulated kernel files gpuprov reads.
+
+E2E_CACHE=${E2E_CACHE:-/var/cache/gpuprov-e2e}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+ROOTFS_SUITE=bookworm
+# Runtime libraries of build/gpuprov (Debian 12 sonames) plus what the steps call.
+ROOTFS_INCLUDE=libcurl4,libyaml-cpp0.7,libfmt9,libspdlog1.10,libssl3,initramfs-tools,kmod
+ROOTFS_RECIPE=3 # bump when rootfs_finish_base changes
+
+# Simulated host.
+SIM_KERNEL=6.1.0-28-amd64
+SIM_GPU_COUNT=4
+SIM_GPU_DEVICE=0x20b2 # A100-SXM4-80GB
+SIM_DRIVER_VERSION=550.54.15
+
+rootfs_key() {
+    printf '%s|%s|%s|%s\n' "$ROOTFS_SUITE" "$DEBIAN_MIRROR" "$ROOTFS_INCLUDE" "$ROOTFS_RECIPE" |
+        sha256sum | cut -c1-16
+}
+
+# Prints the path of the cached base root, building it when absent.
+rootfs_base() {
+    local key dir
+    key=$(rootfs_key)
+    dir="$E2E_CACHE/root-$key"
+    mkdir -p "$E2E_CACHE"
+    (
+        flock -w 900 9 || die "could not lock $E2E_CACHE/.lock within 900 s"
+        if [[ -f "$dir/.e2e-complete" ]]; then exit 0; fi
+        # Older keys and the manual probe root are dead weight.
+        find "$E2E_CACHE" -mindepth 1 -maxdepth 1 -type d \( -name 'root-*' -o -name 'probe-root' \) \
+            ! -name "root-$key" -exec rm -rf {} +
+        local tmp="$dir.tmp.$$"
+        rm -rf "$tmp"
+        log "debootstrap $ROOTFS_SUITE (minbase, include=$ROOTFS_INCLUDE) -> $dir"
+        local t0=$SECONDS
+        if ! timeout 900 debootstrap --variant=minbase --include="$ROOTFS_INCLUDE" \
+            "$ROOTFS_SUITE" "$tmp" "$DEBIAN_MIRROR" >"$E2E_CACHE/debootstrap.log" 2>&1; then
+            tail -n 30 "$E2E_CACHE/debootstrap.log" >&2
+            umount_below "$tmp"
+            rm -rf "$tmp"
+            die "debootstrap failed (log: $E2E_CACHE/debootstrap.log)"
+        fi
+        umount_below "$tmp"
+        rootfs_finish_base "$tmp"
+        touch "$tmp/.e2e-complete"
+        mv "$tmp" "$dir"
+        log "base root built in $((SECONDS - t0)) s"
+    ) 9>"$E2E_CACHE/.lock" || return 1
+    printf '%s\n' "$dir"
+}
+
+# debootstrap mounts /proc and /sys in the target while it runs; make sure none is left behind.
+umount_below() {
+    local m
+    while read -r m; do
+        umount -l "$m" 2>/dev/null || true
+    done < <(awk -v p="$1/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r)
+}
+
+# One-time shaping of the base root.
+rootfs_finish_base() {
+    local r=$1
+    # No distro archive inside the roots: scenarios must not depend on (or wait for) the
+    # network, and the mirror's request log then shows exactly what gpuprov fetched.
+    printf '# gpuprov e2e: Debian archive removed on purpose (offline test host)\n' >"$r/etc/apt/sources.list"
+    rm -rf "$r"/var/lib/apt/lists/* "$r"/var/cache/apt/*.bin
+    mkdir -p "$r/var/lib/apt/lists/partial"
+    # minbase has no ca-certificates; libcurl (OpenSSL) and apt (GnuTLS) both default to this bundle.
+    mkdir -p "$r/etc/ssl/certs"
+    : >"$r/etc/ssl/certs/ca-certificates.crt"
+    # Empty the proc/sys mount points: they hold simulated files per scenario.
+    rm -rf "${r:?}/proc" "${r:?}/sys"
+    mkdir -p "$r/proc" "$r/sys"
+    printf '%s\n' "$(date -u +%FT%TZ) built by tests/e2e/lib/rootfs.sh" >"$r/etc/gpuprov-e2e-root"
+}
+
+# rootfs_new NAME: fresh copy of the base root, prints its path.
+rootfs_new() {
+    local base dst
+    base=$(rootfs_base) || return 1
+    dst="$E2E_WORK/roots/$1"
+    rm -rf "$dst"
+    mkdir -p "$E2E_WORK/roots"
+    cp -a --reflink=auto "$base" "$dst"
+    rm -f "$dst/.e2e-complete"
+    printf '%s\n' "$dst"
+}
+
+rootfs_remove() {
+    local r=$1
+    [[ -n "$r" && "$r" == "$E2E_WORK"/roots/* ]] || return 0
+    umount_below "$r"
+    rm -rf "$r"
+}
+
+# Copy gpuprov into the root and make sure every shared library resolves there.
+rootfs_install_gpuprov() {
+    local r=$1 bin=${GPUPROV_BIN:-$REPO_ROOT/build/gpuprov}
+    [[ -x "$bin" ]] || { fail "gpuprov binary not found at $bin (set GPUPROV_BIN or build it)"; return 1; }
+    install -D -m 0755 "$bin" "$r/usr/local/bin/gpuprov"
+    local lib missing
+    missing=$(chroot "$r" /usr/bin/ldd /usr/local/bin/gpuprov 2>&1 | awk '/not found/ {print $1}') || true
+    for lib in $missing; do
+        local hostpath
+        hostpath=$(ldd "$bin" | awk -v l="$lib" '$1 == l {print $3}')
+        if [[ -n "$hostpath" && -f "$hostpath" ]]; then
+            log "copying $lib from host ($hostpath) into the root"
+            install -D -m 0644 "$(readlink -f "$hostpath")" "$r/usr/lib/x86_64-linux-gnu/$lib"
+        else
+            fail "library $lib needed by gpuprov is missing in the root and on the host"
+        fi
+    done
+    if chroot "$r" /usr/bin/ldd /usr/local/bin/gpuprov 2>&1 | grep -q 'not found'; then
+        fail "gpuprov has unresolved libraries inside the root"
+        return 1
+    fi
+}
+
+# rootfs_simulate_host ROOT [nouveau]: the kernel-side view of an HGX A100 box.
+rootfs_simulate_host() {
+    local r=$1 mode=${2:-}
+    mkdir -p "$r/proc/sys/kernel" "$r/proc/driver" "$r/sys/bus/pci/devices" "$r/sys/module" \
+        "$r/sys/firmware" "$r/lib/modules/$SIM_KERNEL/build"
+    printf '%s\n' "$SIM_KERNEL" >"$r/proc/sys/kernel/osrelease"
+    cat >"$r/proc/meminfo" <<'MEM'
+MemTotal:       270000000 kB
+MemFree:        262144000 kB
+MemAvailable:   265000000 kB
+Buffers:          102400 kB
+Cached:          2048000 kB
+SwapCached:            0 kB
+SwapTotal:             0 kB
+SwapFree:              0 kB
+MEM
+    local i bus
+    for ((i = 0; i < SIM_GPU_COUNT; i++)); do
+        bus=$(printf '0000:%02x:00.0' $((0x17 + i * 0x14)))
+        mkdir -p "$r/sys/bus/pci/devices/$bus"
+        printf '0x10de\n' >"$r/sys/bus/pci/devices/$bus/vendor"
+        printf '%s\n' "$SIM_GPU_DEVICE" >"$r/sys/bus/pci/devices/$bus/device"
+        printf '0x030200\n' >"$r/sys/bus/pci/devices/$bus/class"
+        printf '0x10de\n' >"$r/sys/bus/pci/devices/$bus/subsystem_vendor"
+        printf '0x1463\n' >"$r/sys/bus/pci/devices/$bus/subsystem_device"
+        printf '%s\n' "$((i < 2 ? 0 : 1))" >"$r/sys/bus/pci/devices/$bus/numa_node"
+    done
+    # A non-NVIDIA device so PCI parsing has something to skip (ASPEED BMC VGA).
+    mkdir -p "$r/sys/bus/pci/devices/0000:03:00.0"
+    printf '0x1a03\n' >"$r/sys/bus/pci/devices/0000:03:00.0/vendor"
+    printf '0x2000\n' >"$r/sys/bus/pci/devices/0000:03:00.0/device"
+    printf '0x030000\n' >"$r/sys/bus/pci/devices/0000:03:00.0/class"
+    # /proc/modules: real format "name size refcount deps state offset".
+    {
+        printf 'ext4 1044480 1 - Live 0x0000000000000000\n'
+        printf 'mbcache 16384 1 ext4, Live 0x0000000000000000\n'
+        if [[ "$mode" == nouveau ]]; then
+            printf 'nouveau 2809856 0 - Live 0x0000000000000000\n'
+            printf 'drm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000\n'
+        fi
+    } >"$r/proc/modules"
+    if [[ "$mode" == nouveau ]]; then
+        mkdir -p "$r/sys/module/nouveau/parameters"
+        printf '%s\n' -1 >"$r/sys/module/nouveau/parameters/modeset"
+        rm -rf "$r/proc/driver/nvidia"
+    fi
+}
+
+# The "kernel module" loads: what a reboot with the blacklist in place and the driver installed gives.
+rootfs_load_nvidia_module() {
+    local r=$1
+    rm -rf "$r/sys/module/nouveau"
+    sed -i '/^nouveau /d; /^drm_ttm_helper /d' "$r/proc/modules"
+    mkdir -p "$r/proc/driver/nvidia" "$r/sys/module/nvidia"
+    # Real proprietary format (reference 5.8): two spaces around the version.
+    printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' \
+        "$SIM_DRIVER_VERSION" >"$r/proc/driver/nvidia/version"
+    printf '%s\n' "$SIM_DRIVER_VERSION" >"$r/sys/module/nvidia/version"
+    grep -q '^nvidia ' "$r/proc/modules" ||
+        printf 'nvidia 56827904 0 - Live 0x0000000000000000\n' >>"$r/proc/modules"
+}
+
+rootfs_trust_ca() { # ROOT CA_PEM
+    cat "$2" >>"$1/etc/ssl/certs/ca-certificates.crt"
+}
+
+# in_root ROOT TIMEOUT CMD...: run CMD chrooted with a clean environment and a hard deadline.
+in_root() {
+    local r=$1 t=$2; shift 2
+    timeout -k 5 "$t" chroot "$r" /usr/bin/env -i \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root LANG=C.UTF-8 TERM=dumb NO_COLOR=1 DEBIAN_FRONTEND=noninteractive "$@"
+}

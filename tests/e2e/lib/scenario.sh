@@ -1,0 +1,173 @@
+# shellcheck shell=bash
+# Per-scenario helpers. A scenario is `scenarios/NN-name.sh`, run by run.sh as its own bash
+# process with E2E_WORK, MIRROR_DIR and MIRROR_PORT exported. It sources this file, calls
+# scenario_begin, runs gpuprov inside its fresh root and asserts the root's real state.
+
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source=lib/rootfs.sh
+source "$E2E_DIR/lib/rootfs.sh"
+# shellcheck source=lib/mirror.sh
+source "$E2E_DIR/lib/mirror.sh"
+
+PROFILE_IN_ROOT=/etc/gpuprov/e2e.yaml
+SCENARIO=${SCENARIO:-$(basename "$0" .sh)}
+OUT="$E2E_WORK/out/$SCENARIO"
+ROOT=""
+GP_N=0
+
+# scenario_begin [nouveau] [--no-gpuprov]: fresh root, simulated host, CA trusted, profile, binary.
+scenario_begin() {
+    local mode="" want_bin=1 a
+    for a in "$@"; do
+        case "$a" in
+            nouveau) mode=nouveau ;;
+            --no-gpuprov) want_bin=0 ;;
+        esac
+    done
+    [[ -n "${MIRROR_PORT:-}" && -n "${MIRROR_DIR:-}" ]] || die "run scenarios through tests/e2e/run.sh"
+    mkdir -p "$OUT"
+    ROOT=$(rootfs_new "$SCENARIO")
+    rootfs_simulate_host "$ROOT" "$mode"
+    rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
+    render_profile 3bf863cc.pub
+    if ((want_bin)); then
+        rootfs_install_gpuprov "$ROOT" || scenario_end
+    fi
+    log "scenario $SCENARIO: root $ROOT"
+}
+
+# render_profile CUDA-KEY-FILE: profiles/e2e-debian12.yaml.in -> ROOT/etc/gpuprov/e2e.yaml
+render_profile() {
+    local keyfile=$1
+    mkdir -p "$ROOT/etc/gpuprov"
+    sed -e "s/@PORT@/$MIRROR_PORT/g" -e "s/@FINGERPRINT@/$(mirror_fingerprint)/g" \
+        -e "s/@CUDA_KEY_FILE@/$keyfile/g" \
+        "$E2E_DIR/profiles/e2e-debian12.yaml.in" >"$ROOT$PROFILE_IN_ROOT"
+    chmod 0644 "$ROOT$PROFILE_IN_ROOT"
+    cp "$ROOT$PROFILE_IN_ROOT" "$OUT/profile.yaml"
+}
+
+# gp [--as USERSPEC] [--timeout S] ARGS...: run gpuprov in the root. Sets GP_RC, GP_STDOUT and
+# GP_STDERR (files, kept under $OUT) and never fails the script itself.
+gp() {
+    local userspec="" t=300
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --as) userspec=$2; shift 2 ;;
+            --timeout) t=$2; shift 2 ;;
+            *) break ;;
+        esac
+    done
+    GP_N=$((GP_N + 1))
+    GP_STDOUT="$OUT/gp$GP_N.stdout"
+    GP_STDERR="$OUT/gp$GP_N.stderr"
+    local t0=$SECONDS
+    set +e
+    if [[ -n "$userspec" ]]; then
+        timeout -k 5 "$t" chroot --userspec="$userspec" "$ROOT" /usr/bin/env -i \
+            PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 TERM=dumb NO_COLOR=1 \
+            gpuprov "$@" >"$GP_STDOUT" 2>"$GP_STDERR"
+    else
+        in_root "$ROOT" "$t" gpuprov "$@" >"$GP_STDOUT" 2>"$GP_STDERR"
+    fi
+    GP_RC=$?
+    set -e
+    GP_SECONDS=$((SECONDS - t0))
+    log "gpuprov $* -> exit $GP_RC in ${GP_SECONDS}s (out: $GP_STDOUT)"
+    if ((GP_RC == 124 || GP_RC == 137)); then log "gpuprov was killed by the ${t}s e2e deadline"; fi
+}
+
+# expect_rc DESC WANT: asserts the last gp exit code, dumping its output when wrong.
+expect_rc() {
+    if [[ "$GP_RC" == "$2" ]]; then pass "$1 (exit $GP_RC)"; else
+        fail "$1: expected exit $2, got $GP_RC"
+        log "--- stdout (last 40 lines) ---"; tail -n 40 "$GP_STDOUT" >&2 || true
+        log "--- stderr (last 40 lines) ---"; tail -n 40 "$GP_STDERR" >&2 || true
+    fi
+}
+
+# Combined output of the last gp run (for message checks that accept either stream).
+gp_output() { cat "$GP_STDOUT" "$GP_STDERR"; }
+
+# dpkg view of the root.
+pkg_version() { # NAME -> version when installed ("install ok installed"), else empty
+    # shellcheck disable=SC2016 # dpkg-query format, not shell
+    in_root "$ROOT" 30 dpkg-query -W -f='${Status}\t${Version}\n' "$1" 2>/dev/null |
+        awk -F'\t' '$1 == "install ok installed" {print $2}' || true
+}
+assert_pkg() { # NAME VERSION
+    local v
+    v=$(pkg_version "$1")
+    assert_eq "package $1 installed at $2" "$2" "$v"
+}
+assert_no_pkg() {
+    local v
+    v=$(pkg_version "$1")
+    if [[ -z "$v" ]]; then pass "package $1 not installed"; else fail "package $1 must not be installed (found $v)"; fi
+}
+holds() { in_root "$ROOT" 30 apt-mark showhold 2>/dev/null; }
+dpkg_audit() { in_root "$ROOT" 30 dpkg --audit 2>&1; }
+
+# Fingerprint(s) of a keyring file in the root, read by the HOST's gpg (independent of gpuprov).
+keyring_fprs() {
+    local f="$ROOT$1"
+    [[ -f "$f" ]] || return 0
+    GNUPGHOME=$(mktemp -d) gpg --batch --quiet --no-tty --with-colons --show-keys "$f" 2>/dev/null |
+        awk -F: '$1 == "fpr" {print $10}'
+}
+
+# Journal result: top-level "result" (contract); prints "<missing>" when absent.
+journal_result() {
+    local f="$ROOT/var/lib/gpuprov/state.json"
+    [[ -f "$f" ]] || { echo "<no state.json>"; return 0; }
+    "$E2E_PYTHON" -c 'import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError as e:
+    print("<invalid json: %s>" % e); sys.exit(0)
+print(d.get("result", "<missing>") if isinstance(d, dict) else "<not an object>")' "$f"
+}
+
+leftover_tmp_files() { # prints any *.gpuprov-tmp-* file in the root
+    find "$ROOT/etc" "$ROOT/usr/share/keyrings" "$ROOT/var/lib" "$ROOT/usr/local" -name '*.gpuprov-tmp-*' 2>/dev/null || true
+}
+assert_no_tmp_files() {
+    local left
+    left=$(leftover_tmp_files)
+    if [[ -z "$left" ]]; then pass "no half-written *.gpuprov-tmp-* files"; else fail "half-written files left: $left"; fi
+}
+
+# The key and the source appear together or not at all (a source never exists without its key).
+assert_source_has_key() { # SOURCES KEYRING
+    if [[ -e "$ROOT$1" && ! -s "$ROOT$2" ]]; then fail "$1 exists without its key $2"
+    else pass "$1 never without its key"; fi
+}
+
+# Every process whose root directory is this scenario's root (gpuprov, apt, dpkg, postinst...).
+procs_in_root() {
+    local p r
+    for p in /proc/[0-9]*; do
+        r=$(readlink "$p/root" 2>/dev/null) || continue
+        if [[ "$r" == "$ROOT" ]]; then printf '%s\n' "${p#/proc/}"; fi
+    done
+}
+kill_procs_in_root() {
+    local pids
+    pids=$(procs_in_root)
+    if [[ -n "$pids" ]]; then
+        # shellcheck disable=SC2086
+        kill -9 $pids 2>/dev/null || true
+    fi
+    wait_for 10 "processes in $ROOT to exit" test -z "$(procs_in_root)"
+}
+
+scenario_end() {
+    if [[ -n "$ROOT" ]]; then kill_procs_in_root || true; fi
+    if ((E2E_FAILURES > 0)); then
+        log "scenario $SCENARIO: $E2E_FAILURES assertion(s) failed"
+        exit 1
+    fi
+    log "scenario $SCENARIO: all assertions passed"
+    exit 0
+}

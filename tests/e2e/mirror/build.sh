@@ -1,0 +1,373 @@
+#!/usr/bin/env bash
+# Build the NVIDIA-shaped test mirror: stand-in .debs with NVIDIA's package names, versions and
+# dependency shape; flat apt repos signed with a throwaway key; a TLS CA + server cert for 127.0.0.1.
+#
+# usage: mirror/build.sh OUTDIR
+# OUTDIR/www/...            document root served by server.py
+# OUTDIR/fingerprint        signing key fingerprint (40 hex, upper case)
+# OUTDIR/wrong-fingerprint  fingerprint of the key served as wrong-key.pub (signs nothing)
+# OUTDIR/tls/{ca.pem,server.pem,server.key}
+set -euo pipefail
+
+OUT=${1:?usage: build.sh OUTDIR}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg"
+mkdir -p "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls"
+
+DRV=550.54.15
+CTK=1.17.3
+MAINT='cudatools <cudatools@nvidia.com>'
+
+# --- tiny real ELF shared objects, so ldconfig caches them and `ldconfig -p` lists them -------
+CC=${CC:-cc}
+mkso() { # SONAME OUTFILE
+    printf 'int gpuprov_e2e_stub_%s(void) { return 0; }\n' "$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)" >"$OUT/stage/so.c"
+    "$CC" -shared -fPIC -nostdlib -Wl,-soname,"$1" -o "$2" "$OUT/stage/so.c"
+}
+
+# mkdeb NAME VERSION DEPENDS DESCRIPTION [SECTION]; files come from $OUT/stage/NAME_VERSION/root,
+# maintainer scripts from the same dir's DEBIAN/ (postinst, prerm, triggers, conffiles).
+pkgdir() { printf '%s/stage/%s_%s' "$OUT" "$1" "$2"; }
+mkdeb() {
+    local name=$1 ver=$2 deps=$3 desc=$4 section=${5:-multiverse/devel}
+    local d size
+    d=$(pkgdir "$name" "$ver")
+    mkdir -p "$d/root/DEBIAN"
+    if [[ -d "$d/DEBIAN" ]]; then cp -a "$d/DEBIAN/." "$d/root/DEBIAN/"; fi
+    size=$(du -sk --exclude=DEBIAN "$d/root" | cut -f1)
+    {
+        printf 'Package: %s\nVersion: %s\nArchitecture: amd64\nMaintainer: %s\n' "$name" "$ver" "$MAINT"
+        printf 'Installed-Size: %s\n' "$size"
+        if [[ -n "$deps" ]]; then printf 'Depends: %s\n' "$deps"; fi
+        if [[ -n "${EXTRA_FIELDS:-}" ]]; then printf '%s\n' "$EXTRA_FIELDS"; fi
+        printf 'Section: %s\nPriority: optional\nHomepage: https://developer.nvidia.com/cuda-zone\n' "$section"
+        printf 'Description: %s\n gpuprov e2e stand-in package (not NVIDIA software).\n' "$desc"
+    } >"$d/root/DEBIAN/control"
+    chmod 0755 "$d/root/DEBIAN"
+    local s
+    for s in postinst prerm postrm preinst; do
+        if [[ -f "$d/root/DEBIAN/$s" ]]; then chmod 0755 "$d/root/DEBIAN/$s"; fi
+    done
+    dpkg-deb --root-owner-group -Zgzip --build "$d/root" "$OUT/pool/${name}_${ver}_amd64.deb" >/dev/null
+}
+put() { # NAME VERSION PATH MODE < content
+    local f
+    f="$(pkgdir "$1" "$2")/root$3"
+    mkdir -p "$(dirname "$f")"
+    cat >"$f"
+    chmod "$4" "$f"
+}
+script() { # NAME VERSION SCRIPT < content
+    local d
+    d="$(pkgdir "$1" "$2")/DEBIAN"
+    mkdir -p "$d"
+    cat >"$d/$3"
+}
+lib() { # NAME VERSION SONAME REALNAME
+    local d
+    d="$(pkgdir "$1" "$2")/root/usr/lib/x86_64-linux-gnu"
+    mkdir -p "$d"
+    mkso "$3" "$d/$4"
+    ln -sf "$4" "$d/$3"
+    printf 'activate-noawait ldconfig\n' | script "$1" "$2" triggers
+}
+
+# --- driver: cuda-drivers-<branch> -> nvidia-driver-<branch> ---------------------------------
+driver_pkgs() { # BRANCH FULLVERSION CUDA-VERSION-IT-REPORTS
+    local br=$1 v=$2 pv="$2-1"
+    sed "s/^CUDA_VERSION=.*/CUDA_VERSION=$3/" "$HERE/stubs/nvidia-smi" | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-smi 0755
+    lib "nvidia-driver-$br" "$pv" libnvidia-ml.so.1 "libnvidia-ml.so.$v"
+    lib "nvidia-driver-$br" "$pv" libcuda.so.1 "libcuda.so.$v"
+    # The module "loads" at install time only when nouveau does not hold the GPUs; otherwise
+    # it takes the reboot the test simulates (tests/e2e/lib/rootfs.sh rootfs_load_nvidia_module).
+    script "nvidia-driver-$br" "$pv" postinst <<POSTINST
+#!/bin/sh
+set -e
+if [ "\$1" = configure ]; then
+    if [ -d /sys/module/nouveau ] || grep -q '^nouveau ' /proc/modules 2>/dev/null; then
+        echo "nvidia-driver-$br: nouveau is loaded; the NVIDIA module will load after a reboot" >&2
+    else
+        mkdir -p /proc/driver/nvidia /sys/module/nvidia
+        printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  $v  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' >/proc/driver/nvidia/version
+        printf '$v\n' >/sys/module/nvidia/version
+    fi
+fi
+exit 0
+POSTINST
+    # Two branches ship the same files: at most one can be installed (like the real ones).
+    EXTRA_FIELDS=$'Provides: nvidia-driver-stub-any\nConflicts: nvidia-driver-stub-any' \
+        mkdeb "nvidia-driver-$br" "$pv" "" "NVIDIA driver metapackage" "multiverse/libs"
+    mkdeb "cuda-drivers-$br" "$pv" "nvidia-driver-$br (= $pv)" "CUDA Driver meta-package, branch-specific" "multiverse/metapackages"
+}
+driver_pkgs 550 "$DRV" 12.4
+driver_pkgs 560 560.35.03 12.6
+# The floating meta-package tracks the newest branch (so installing it would be the wrong branch).
+mkdeb cuda-drivers 560.35.03-1 "cuda-drivers-560 (= 560.35.03-1)" "CUDA Driver meta-package" "multiverse/metapackages"
+
+# fabric manager (NVSwitch systems)
+put nvidia-fabricmanager-550 "$DRV-1" /usr/bin/nv-fabricmanager 0755 <<'EOF2'
+#!/bin/sh
+echo "Fabric Manager version is : 550.54.15"
+EOF2
+put nvidia-fabricmanager-550 "$DRV-1" /lib/systemd/system/nvidia-fabricmanager.service 0644 <<'EOF2'
+[Unit]
+Description=NVIDIA fabric manager service
+
+[Service]
+Type=forking
+ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg
+
+[Install]
+WantedBy=multi-user.target
+EOF2
+mkdeb nvidia-fabricmanager-550 "$DRV-1" "" "Fabric Manager for NVSwitch based systems."
+mkdeb cuda-drivers-fabricmanager-550 "$DRV-1" "nvidia-fabricmanager-550 (= $DRV-1), cuda-drivers-550 (= $DRV-1)" "Meta-package for FM and Driver"
+
+# --- CUDA toolkits ----------------------------------------------------------------------------
+toolkit() { # X.Y FULL NVCC_TEXT_FILE NVCC_VERSION
+    local xy=$1 full=$2 dash=${1/./-} pv="$2-1"
+    local name="cuda-toolkit-$dash"
+    {
+        printf '#!/bin/sh\n# gpuprov e2e stand-in for nvcc %s\ncat <<'"'"'NVCC'"'"'\n' "$xy"
+        cat "$3"
+        printf 'NVCC\n'
+    } | put "$name" "$pv" "/usr/local/cuda-$xy/bin/nvcc" 0755
+    put "$name" "$pv" "/usr/local/cuda-$xy/version.json" 0644 <<JSON
+{
+   "cuda" : {
+      "name" : "CUDA SDK",
+      "version" : "$full"
+   },
+   "cuda_cudart" : {
+      "name" : "CUDA Runtime (cudart)",
+      "version" : "$4"
+   },
+   "cuda_nvcc" : {
+      "name" : "CUDA NVCC",
+      "version" : "$4"
+   }
+}
+JSON
+    mkdir -p "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64"
+    mkso libcudart.so.12 "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$4"
+    ln -sf "libcudart.so.$4" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.12"
+    local prio=${dash//-/}
+    # Real toolkits register /usr/local/cuda via update-alternatives. Optional slowness for the
+    # kill -9 scenario: when /tmp/e2e-slow exists the postinst announces itself and sleeps 8 s.
+    script "$name" "$pv" postinst <<POSTINST
+#!/bin/sh
+set -e
+if [ "\$1" = configure ]; then
+    if [ -e /tmp/e2e-slow ]; then
+        echo "\$\$" >/tmp/e2e-slow-started
+        sleep 8
+    fi
+    update-alternatives --install /usr/local/cuda cuda /usr/local/cuda-$xy $prio
+    update-alternatives --install /usr/local/cuda-12 cuda-12 /usr/local/cuda-$xy $prio
+fi
+exit 0
+POSTINST
+    script "$name" "$pv" prerm <<PRERM
+#!/bin/sh
+set -e
+if [ "\$1" = remove ] || [ "\$1" = deconfigure ]; then
+    update-alternatives --remove cuda /usr/local/cuda-$xy || true
+    update-alternatives --remove cuda-12 /usr/local/cuda-$xy || true
+fi
+exit 0
+PRERM
+    mkdeb "$name" "$pv" "" "CUDA Toolkit $xy meta-package" "multiverse/metapackages"
+    mkdeb "cuda-$dash" "$pv" "cuda-toolkit-$dash (= $pv), cuda-drivers (>= 550.54.15)" "CUDA $xy meta-package (toolkit and driver)" "multiverse/metapackages"
+}
+cat >"$OUT/stage/nvcc-12.4.txt" <<'NVCC'
+nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2024 NVIDIA Corporation
+Built on Thu_Mar_28_02:18:24_PDT_2024
+Cuda compilation tools, release 12.4, V12.4.131
+Build cuda_12.4.r12.4/compiler.34097967_0
+NVCC
+cat >"$OUT/stage/nvcc-12.5.txt" <<'NVCC'
+nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2024 NVIDIA Corporation
+Built on Wed_Jun__5_21:45:11_PDT_2024
+Cuda compilation tools, release 12.5, V12.5.82
+Build cuda_12.5.r12.5/compiler.34385749_0
+NVCC
+toolkit 12.4 12.4.1 "$OUT/stage/nvcc-12.4.txt" 12.4.131
+toolkit 12.5 12.5.1 "$OUT/stage/nvcc-12.5.txt" 12.5.82
+
+# --- cuDNN 9 ----------------------------------------------------------------------------------
+CUDNN=9.1.0.70-1
+lib libcudnn9-cuda-12 "$CUDNN" libcudnn.so.9 libcudnn.so.9.1.0
+mkdeb libcudnn9-cuda-12 "$CUDNN" "" "cuDNN runtime libraries for CUDA 12" "multiverse/libs"
+put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_version_v9.h 0644 <<'HDR'
+/*
+ * gpuprov e2e stand-in for cudnn_version.h (cuDNN 9.1.0); the define block has the real format.
+ */
+
+/**
+ * \file: The master cuDNN version file.
+ */
+
+#ifndef CUDNN_VERSION_H_
+#define CUDNN_VERSION_H_
+
+#define CUDNN_MAJOR 9
+#define CUDNN_MINOR 1
+#define CUDNN_PATCHLEVEL 0
+
+#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)
+
+/* cannot use constexpr here since this is a C-only file */
+
+#define CUDNN_MIN_VERSION(major, minor, patch) (CUDNN_VERSION >= ((major) * 10000 + (minor) * 100 + (patch)))
+
+#endif /* CUDNN_VERSION_H */
+HDR
+put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_v9.h 0644 <<'HDR'
+/* gpuprov e2e stand-in for cudnn.h */
+#include "cudnn_version.h"
+HDR
+script libcudnn9-dev-cuda-12 "$CUDNN" postinst <<'POSTINST'
+#!/bin/sh
+set -e
+if [ "$1" = configure ]; then
+    update-alternatives --install /usr/include/cudnn.h libcudnn /usr/include/x86_64-linux-gnu/cudnn_v9.h 90 \
+        --slave /usr/include/cudnn_version.h libcudnn_version_h /usr/include/x86_64-linux-gnu/cudnn_version_v9.h
+fi
+exit 0
+POSTINST
+script libcudnn9-dev-cuda-12 "$CUDNN" prerm <<'PRERM'
+#!/bin/sh
+set -e
+if [ "$1" = remove ]; then update-alternatives --remove libcudnn /usr/include/x86_64-linux-gnu/cudnn_v9.h || true; fi
+exit 0
+PRERM
+mkdeb libcudnn9-dev-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN)" "cuDNN development headers and symlinks for CUDA 12" "multiverse/libdevel"
+mkdeb cudnn9-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN), libcudnn9-dev-cuda-12 (= $CUDNN)" "cuDNN 9 for CUDA 12 meta-package" "multiverse/metapackages"
+
+# --- NCCL: same upstream version, one build per CUDA minor (the +cuda12.5 build sorts higher) -
+for cu in 12.4 12.5; do
+    v="2.21.5-1+cuda$cu"
+    lib libnccl2 "$v" libnccl.so.2 libnccl.so.2.21.5
+    mkdeb libnccl2 "$v" "" "NVIDIA Collective Communication Library (NCCL) Runtime" "multiverse/libs"
+    put libnccl-dev "$v" /usr/include/nccl.h 0644 <<'HDR'
+/* gpuprov e2e stand-in for nccl.h */
+#ifndef NCCL_H_
+#define NCCL_H_
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 21
+#define NCCL_PATCH 5
+#define NCCL_SUFFIX ""
+#define NCCL_VERSION_CODE 22105
+#define NCCL_VERSION(X,Y,Z) (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+#endif
+HDR
+    mkdeb libnccl-dev "$v" "libnccl2 (= $v)" "NVIDIA Collective Communication Library (NCCL) Development Files" "multiverse/libdevel"
+done
+
+# --- NVIDIA Container Toolkit -----------------------------------------------------------------
+MAINT='NVIDIA CORPORATION <cudatools@nvidia.com>'
+sed "s/@VERSION@/$CTK/" "$HERE/stubs/nvidia-ctk" | put nvidia-container-toolkit-base "$CTK-1" /usr/bin/nvidia-ctk 0755
+put nvidia-container-toolkit-base "$CTK-1" /usr/bin/nvidia-container-runtime 0755 <<EOF2
+#!/bin/sh
+echo "NVIDIA Container Runtime version $CTK"
+EOF2
+put nvidia-container-toolkit-base "$CTK-1" /etc/nvidia-container-runtime/config.toml 0644 <<'EOF2'
+#accept-nvidia-visible-devices-as-volume-mounts = false
+#accept-nvidia-visible-devices-envvar-when-unprivileged = true
+disable-require = false
+supported-driver-capabilities = "compat32,compute,display,graphics,ngx,utility,video"
+
+[nvidia-container-cli]
+environment = []
+ldconfig = "@/sbin/ldconfig.real"
+load-kmods = true
+
+[nvidia-container-runtime]
+log-level = "info"
+mode = "auto"
+runtimes = ["docker-runc", "runc", "crun"]
+EOF2
+printf '/etc/nvidia-container-runtime/config.toml\n' | script nvidia-container-toolkit-base "$CTK-1" conffiles
+mkdeb nvidia-container-toolkit-base "$CTK-1" "" "NVIDIA Container Toolkit Base" "utils"
+lib libnvidia-container1 "$CTK-1" libnvidia-container.so.1 "libnvidia-container.so.$CTK"
+mkdeb libnvidia-container1 "$CTK-1" "" "NVIDIA container runtime library" "libs"
+put libnvidia-container-tools "$CTK-1" /usr/bin/nvidia-container-cli 0755 <<EOF2
+#!/bin/sh
+printf 'cli-version: $CTK\nlib-version: $CTK\n'
+EOF2
+mkdeb libnvidia-container-tools "$CTK-1" "libnvidia-container1 (>= $CTK-1), libnvidia-container1 (<< 2.0.0)" "NVIDIA container runtime library (command-line tools)" "utils"
+put nvidia-container-toolkit "$CTK-1" /usr/bin/nvidia-container-runtime-hook 0755 <<'EOF2'
+#!/bin/sh
+exit 0
+EOF2
+mkdeb nvidia-container-toolkit "$CTK-1" "nvidia-container-toolkit-base (= $CTK-1), libnvidia-container-tools (>= $CTK-1), libnvidia-container-tools (<< 2.0.0)" "NVIDIA Container toolkit" "utils"
+
+# --- keys --------------------------------------------------------------------------------------
+export GNUPGHOME="$OUT/gnupg"
+mkdir -m 0700 "$GNUPGHOME"
+gpg_q() { gpg --batch --quiet --no-tty "$@"; }
+gpg_q --passphrase '' --quick-gen-key 'gpuprov e2e <e2e@invalid>' rsa3072 sign never 2>/dev/null
+gpg_q --passphrase '' --quick-gen-key 'gpuprov e2e wrong key <e2e-wrong@invalid>' rsa3072 sign never 2>/dev/null
+fpr_of() { gpg_q --with-colons --list-keys "$1" | awk -F: '$1 == "fpr" {print $10; exit}'; }
+FPR=$(fpr_of e2e@invalid)
+WRONG=$(fpr_of e2e-wrong@invalid)
+printf '%s\n' "$FPR" >"$OUT/fingerprint"
+printf '%s\n' "$WRONG" >"$OUT/wrong-fingerprint"
+
+# --- repositories ------------------------------------------------------------------------------
+mkrepo() { # DIR LABEL PACKAGE-GLOBS...
+    local dir="$OUT/www/$1" label=$2
+    shift 2
+    mkdir -p "$dir"
+    local g f
+    for g in "$@"; do
+        for f in "$OUT"/pool/$g; do ln "$f" "$dir/"; done
+    done
+    (
+        cd "$dir"
+        apt-ftparchive packages . >Packages 2>/dev/null
+        gzip -9nc Packages >Packages.gz
+        apt-ftparchive -o APT::FTPArchive::Release::Origin="$label" \
+            -o APT::FTPArchive::Release::Label="$label" release . >../Release.tmp
+        mv ../Release.tmp Release
+        gpg_q --yes --local-user "$FPR" --clearsign -o InRelease Release
+        gpg_q --yes --local-user "$FPR" --armor --detach-sign -o Release.gpg Release
+    )
+}
+CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-*' 'cuda-12-*'
+    'libcudnn9*' 'cudnn9*' 'libnccl*')
+for slug in debian12 ubuntu2204; do
+    mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
+done
+# ubuntu2404 starts at CUDA 12.5 (reference 2.5): no 12.4 toolkit there.
+mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' \
+    'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*'
+mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
+    'nvidia-container-toolkit*' 'libnvidia-container*'
+
+for slug in debian12 ubuntu2204 ubuntu2404; do
+    gpg_q --armor --export "$FPR" >"$OUT/www/compute/cuda/repos/$slug/x86_64/3bf863cc.pub"
+    gpg_q --armor --export "$WRONG" >"$OUT/www/compute/cuda/repos/$slug/x86_64/wrong-key.pub"
+done
+gpg_q --armor --export "$FPR" >"$OUT/www/libnvidia-container/gpgkey"
+gpg_q --armor --export "$WRONG" >"$OUT/www/libnvidia-container/wrong-key.pub"
+gpgconf --kill all >/dev/null 2>&1 || true
+rm -rf "$GNUPGHOME" "$OUT/stage"
+
+# --- TLS: throwaway CA and a server certificate for IP 127.0.0.1 --------------------------------
+(
+    cd "$OUT/tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -sha256 \
+        -subj '/CN=gpuprov e2e throwaway CA' \
+        -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign' 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -sha256 -subj '/CN=127.0.0.1' 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' >ext.cnf
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 \
+        -sha256 -extfile ext.cnf 2>/dev/null
+    rm -f server.csr ext.cnf ca.srl
+)
+echo "mirror built in $OUT (key $FPR)"

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# gpuprov end-to-end suite: real apt/dpkg in a Debian 12 chroot against an NVIDIA-shaped HTTPS
+# mirror on 127.0.0.1. Usage: tests/e2e/run.sh [--list] [SCENARIO...]
+# SCENARIO matches by number or name (`01`, `fresh-apply`, `01-fresh-apply`). Needs root.
+# Env: GPUPROV_BIN (default build/gpuprov), E2E_KEEP=1 keeps the work dir, E2E_CACHE,
+# E2E_SCENARIO_TIMEOUT (seconds per scenario, default 300), E2E_LOG_DIR (default tests/e2e/.work/logs:
+# each scenario's log and gpuprov's stdout/stderr per call).
+set -euo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export E2E_DIR
+# shellcheck source=lib/common.sh
+source "$E2E_DIR/lib/common.sh"
+# shellcheck source=lib/rootfs.sh
+source "$E2E_DIR/lib/rootfs.sh"
+# shellcheck source=lib/mirror.sh
+source "$E2E_DIR/lib/mirror.sh"
+
+export GPUPROV_BIN=${GPUPROV_BIN:-$REPO_ROOT/build/gpuprov}
+SCENARIO_TIMEOUT=${E2E_SCENARIO_TIMEOUT:-300}
+
+all_scenarios() { find "$E2E_DIR/scenarios" -maxdepth 1 -name '[0-9][0-9]-*.sh' -printf '%f\n' | LC_ALL=C sort; }
+
+selected=()
+for arg in "$@"; do
+    case "$arg" in
+        --list) all_scenarios | sed 's/\.sh$//'; exit 0 ;;
+        -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+        *)
+            found=0
+            while read -r s; do
+                n=${s%.sh}
+                if [[ "$n" == "$arg" || "${n%%-*}" == "$arg" || "${n#*-}" == "$arg" ]]; then selected+=("$s"); found=1; fi
+            done < <(all_scenarios)
+            ((found)) || { echo "unknown scenario: $arg (see --list)" >&2; exit 2; }
+            ;;
+    esac
+done
+if ((${#selected[@]} == 0)); then mapfile -t selected < <(all_scenarios); fi
+
+# --- prerequisites -------------------------------------------------------------------------------
+if [[ $(id -u) != 0 ]]; then
+    echo "tests/e2e/run.sh: needs root (debootstrap, chroot, device nodes); CI runs it as root" >&2
+    exit 1
+fi
+missing=()
+for tool in debootstrap chroot gpg gpgv openssl apt-ftparchive dpkg-deb cc timeout flock; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+[[ -x "$E2E_PYTHON" ]] || missing+=(python3)
+if ((${#missing[@]})); then
+    echo "tests/e2e/run.sh: missing host tools: ${missing[*]} (apt-get install \$(cat tests/e2e/DEPS))" >&2
+    exit 1
+fi
+
+E2E_WORK=$(mktemp -d /tmp/gpuprov-e2e.XXXXXX)
+export E2E_WORK
+SCENARIO_PID=""
+
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if [[ -n "$SCENARIO_PID" ]]; then kill -9 "$SCENARIO_PID" 2>/dev/null || true; fi
+    # Anything still running inside one of our roots (a scenario killed by its deadline).
+    local p r
+    for p in /proc/[0-9]*; do
+        r=$(readlink "$p/root" 2>/dev/null) || continue
+        if [[ "$r" == "$E2E_WORK"/roots/* ]]; then kill -9 "${p#/proc/}" 2>/dev/null || true; fi
+    done
+    mirror_stop
+    umount_below "$E2E_WORK"
+    if [[ "${E2E_KEEP:-0}" == 1 ]]; then
+        log "kept work dir $E2E_WORK"
+    else
+        rm -rf "$E2E_WORK"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- setup (once) ---------------------------------------------------------------------------------
+t_setup=$SECONDS
+t=$SECONDS
+rootfs_base >/dev/null || die "could not build the Debian 12 root"
+log "setup: root cache ready in $((SECONDS - t)) s ($E2E_CACHE)"
+t=$SECONDS
+mirror_build "$E2E_WORK/mirror" || die "mirror build failed"
+log "setup: mirror built in $((SECONDS - t)) s"
+mirror_start "$E2E_WORK/mirror"
+if [[ ! -x "$GPUPROV_BIN" ]]; then
+    log "WARNING: $GPUPROV_BIN not found: every scenario but 00-infra will fail (build it first)"
+fi
+log "setup done in $((SECONDS - t_setup)) s; running ${#selected[@]} scenario(s), ${SCENARIO_TIMEOUT}s deadline each"
+
+# --- scenarios ------------------------------------------------------------------------------------
+passed=0
+failed=0
+results=()
+mkdir -p "$E2E_WORK/logs"
+# Logs and gpuprov outputs outlive the work dir (tests/e2e/.work is git-ignored).
+E2E_LOG_DIR=${E2E_LOG_DIR:-$E2E_DIR/.work/logs}
+rm -rf "$E2E_LOG_DIR"
+mkdir -p "$E2E_LOG_DIR"
+for s in "${selected[@]}"; do
+    name=${s%.sh}
+    logf="$E2E_WORK/logs/$name.log"
+    t=$SECONDS
+    mirror_clear_faults
+    set +e
+    SCENARIO=$name timeout -k 10 "$SCENARIO_TIMEOUT" bash "$E2E_DIR/scenarios/$s" >"$logf" 2>&1 &
+    SCENARIO_PID=$!
+    wait "$SCENARIO_PID"
+    rc=$?
+    SCENARIO_PID=""
+    set -e
+    dt=$((SECONDS - t))
+    if ((rc == 0)); then
+        passed=$((passed + 1))
+        results+=("PASS  $name  ${dt}s")
+        printf 'PASS  %-28s %4ss\n' "$name" "$dt"
+    else
+        failed=$((failed + 1))
+        why=""
+        ((rc == 124 || rc == 137)) && why=" (killed by the ${SCENARIO_TIMEOUT}s deadline)"
+        results+=("FAIL  $name  ${dt}s$why")
+        printf 'FAIL  %-28s %4ss%s\n' "$name" "$dt" "$why"
+        grep -E 'FAIL:|ERROR:' "$logf" | sed 's/^/      /' | head -n 30 || true
+        echo "      --- last lines of $name.log ---"
+        tail -n 15 "$logf" | sed 's/^/      /'
+    fi
+    # Keep the copy of a failed root only when asked; each is ~200 MB.
+    if [[ "${E2E_KEEP:-0}" != 1 ]]; then rootfs_remove "$E2E_WORK/roots/$name"; fi
+    cp "$logf" "$E2E_LOG_DIR/"
+    if [[ -d "$E2E_WORK/out/$name" ]]; then cp -r "$E2E_WORK/out/$name" "$E2E_LOG_DIR/"; fi
+done
+
+log "total $((SECONDS - t_setup)) s"
+echo "$passed passed, $failed failed"
+((failed == 0))

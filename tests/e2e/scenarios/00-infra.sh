@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Infrastructure self-test, independent of gpuprov: the root works without /proc, the mirror is
+# trusted over HTTPS, plain apt installs NVIDIA-named stand-ins from it, and the stand-in tools
+# print the real formats.
+set -euo pipefail
+# shellcheck source=lib/scenario.sh
+source "$(dirname "$0")/../lib/scenario.sh"
+scenario_begin --no-gpuprov
+
+check "no host mounts inside the root" test -z "$(awk -v p="$ROOT/" 'index($2, p) == 1' /proc/mounts)"
+check "simulated /proc/meminfo" grep -q '^MemTotal: *270000000 kB' "$ROOT/proc/meminfo"
+
+# Manual repo setup, the way the NVIDIA docs do it (deb822 + Signed-By), no gpuprov involved.
+gpg --dearmor <"$MIRROR_DIR/www/compute/cuda/repos/debian12/x86_64/3bf863cc.pub" \
+    >"$ROOT/usr/share/keyrings/cuda-archive-keyring.gpg"
+cat >"$ROOT/etc/apt/sources.list.d/e2e-manual.sources" <<SRC
+Types: deb
+URIs: $(mirror_url compute/cuda/repos/debian12/x86_64/)
+Suites: /
+Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg
+SRC
+check "apt-get update against the HTTPS mirror" in_root "$ROOT" 120 apt-get -q update
+check "apt-get install cuda-toolkit-12-4 cuda-drivers-550" \
+    in_root "$ROOT" 180 apt-get -q -y -o DPkg::Lock::Timeout=60 install cuda-toolkit-12-4 cuda-drivers-550
+assert_pkg cuda-toolkit-12-4 12.4.1-1
+assert_pkg cuda-drivers-550 550.54.15-1
+assert_no_pkg cuda-drivers
+
+out=$(in_root "$ROOT" 10 /usr/local/cuda-12.4/bin/nvcc --version)
+assert_eq "nvcc release line" "Cuda compilation tools, release 12.4, V12.4.131" "$(sed -n 4p <<<"$out")"
+out=$(in_root "$ROOT" 10 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader,nounits)
+assert_eq "nvidia-smi query, 4 GPUs" "3, NVIDIA A100-SXM4-80GB, 550.54.15, 81920" "$(sed -n 4p <<<"$out")"
+check "nvidia-smi topo -m is TAB separated with NV12" grep -qP '^GPU0\t X \tNV12\t' <(in_root "$ROOT" 10 nvidia-smi topo -m)
+
+# Driver not loaded: the real message and exit code 9.
+rm -rf "$ROOT/proc/driver/nvidia"
+set +e
+out=$(in_root "$ROOT" 10 nvidia-smi 2>&1)
+rc=$?
+set -e
+assert_eq "nvidia-smi exit code without driver" 9 "$rc"
+check "nvidia-smi driver-not-loaded message" grep -q "^NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver" <<<"$out"
+
+# Fault injection reaches apt.
+mirror_fault 'debian12/x86_64/InRelease$' 500
+rm -rf "$ROOT"/var/lib/apt/lists/127.0.0.1*
+set +e
+out=$(in_root "$ROOT" 60 apt-get -q update 2>&1)
+set -e
+mirror_clear_faults
+check "apt sees the injected 500" grep -q '500' <<<"$out"
+scenario_end
