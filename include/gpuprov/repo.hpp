@@ -2,26 +2,29 @@
 // NVIDIA package repositories: signing keys (OpenPGP, fingerprint-checked) and package indexes
 // (InRelease verified with gpgv, Packages checked against its SHA256), so plan knows the exact
 // versions apply will install.
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/system.hpp>
-
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuprov {
 
 /// An OpenPGP public key block as it arrives from key_url.
 struct OpenPgpKey {
-    std::string fingerprint;      ///< primary key v4 fingerprint, 40 upper-case hex digits
+    std::string fingerprint; ///< primary key v4 fingerprint, 40 upper-case hex digits
     std::vector<std::string> user_ids;
-    std::string binary;           ///< the dearmored packets, as apt's Signed-By file wants them
+    std::string binary; ///< the dearmored packets, as apt's Signed-By file wants them
 };
 
 struct KeyParseResult {
     std::optional<OpenPgpKey> key;
-    std::string error;            ///< why it was refused (not OpenPGP, bad CRC, several keys...)
+    std::string error; ///< why it was refused (not OpenPGP, bad CRC, several keys...)
 };
 
 /// Accepts ASCII-armored or binary keys. Exactly one primary key is allowed, so a key file can
@@ -31,7 +34,7 @@ struct KeyParseResult {
 /// A profile repository with {distro} {arch} {pkgarch} filled in from the facts.
 struct ResolvedRepo {
     std::string name;
-    std::string url;              ///< ends with '/'
+    std::string url; ///< ends with '/'
     std::string key_url;
     std::string key_fingerprint;
     bool allow_insecure = false;
@@ -69,32 +72,50 @@ public:
 
 private:
     std::vector<PackageRecord> m_records;
+    /// Indexes into m_records per package name, newest version first.
+    std::map<std::string, std::vector<std::size_t>, std::less<>> m_by_name;
 };
 
-/// Parses a Debian Packages file (deb822 paragraphs).
+/// Parses a Debian Packages file (deb822 paragraphs). Paragraphs without Package or Version are
+/// skipped: they cannot be installed by name anyway.
 [[nodiscard]] std::vector<PackageRecord> parse_packages_file(std::string_view content);
+
+/// The signed text of a clear-signed message (InRelease), dash-escaping undone; nullopt unless the
+/// whole input is exactly one clear-signed message, so nothing unsigned can ride along with it.
+[[nodiscard]] std::optional<std::string> clearsigned_text(std::string_view message);
+
 /// From a (clear-signed) InRelease, the SHA256 and size for a file listed in it ("Packages").
 struct ReleaseEntry {
-    std::string sha256;
+    std::string sha256; ///< lower-case hex
     std::uint64_t size = 0;
 };
-[[nodiscard]] std::optional<ReleaseEntry> release_entry(std::string_view inrelease,
+/// Reads the signed text when `release` is clear-signed, else `release` as a plain Release file.
+/// Does not check the signature: load_package_index does that with gpgv.
+[[nodiscard]] std::optional<ReleaseEntry> release_entry(std::string_view release,
                                                         std::string_view file);
 
 struct IndexLoadResult {
     std::optional<PackageIndex> index;
-    std::optional<OpenPgpKey> key;   ///< the fetched, fingerprint-checked key
-    std::string error;               ///< URL and HTTP status / verification failure
+    std::optional<OpenPgpKey> key; ///< the fingerprint-checked key the InRelease was verified with
+    std::string error;             ///< URL and HTTP status / verification failure
     bool from_cache = false;
-    /// Files downloaded this time (cache path → content). Plan never writes, so the caller saves
-    /// them (apply does) through a mutable System.
-    std::map<std::string, std::string> to_cache;
 };
 
+/// gpuprov's private cache: /var/cache/gpuprov/repos for root, else
+/// $XDG_CACHE_HOME/gpuprov/repos or $HOME/.cache/gpuprov/repos. Never apt's lists.
+[[nodiscard]] std::string default_repo_cache_dir(const System& sys);
+
+/// The directory under `cache_dir` that holds one repository's files (key.gpg, InRelease,
+/// Packages, stamp): the repository name with anything but [A-Za-z0-9._-] replaced.
+[[nodiscard]] std::string repo_cache_subdir(const ResolvedRepo& repo);
+
 /// Fetches the key (checks its fingerprint), InRelease (verified with gpgv against that key
-/// alone) and Packages (checked against InRelease's SHA256), never touching apt's lists. A copy
-/// under `cache_dir` younger than `max_age` is used without network.
-[[nodiscard]] IndexLoadResult load_package_index(const System& sys, const ResolvedRepo& repo,
+/// alone) and Packages (checked against InRelease's SHA256 and size), never touching apt's
+/// lists. A copy under `cache_dir` younger than `max_age`, fetched from the same URL for the same
+/// pinned fingerprint, is used without network, but its key, signature and checksum are checked
+/// again. Writes only under `cache_dir` (gpgv reads its keyring from a file there), so plan may
+/// call it unprivileged; that is why `sys` is not const.
+[[nodiscard]] IndexLoadResult load_package_index(System& sys, const ResolvedRepo& repo,
                                                  const std::string& cache_dir,
                                                  std::chrono::seconds max_age);
 

@@ -1,0 +1,322 @@
+// Fetching and checking one repository's index. Trust flows from the pinned fingerprint only:
+// key (fingerprint) → InRelease (gpgv against that key alone) → Packages (SHA256 and size from
+// the signed InRelease). The cache is a convenience, never a trust anchor: everything read from
+// it is checked again the same way.
+#include "internal.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <gpuprov/error.hpp>
+#include <gpuprov/repo.hpp>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov {
+
+namespace {
+
+namespace fs = std::filesystem;
+using repo_detail::sha256_hex;
+
+struct CachePaths {
+    fs::path dir;
+    fs::path key;
+    fs::path inrelease;
+    fs::path packages;
+    fs::path stamp;
+};
+
+CachePaths cache_paths(const std::string& cache_dir, const ResolvedRepo& repo) {
+    const auto dir = fs::path(cache_dir) / repo_cache_subdir(repo);
+    return {dir, dir / "key.gpg", dir / "InRelease", dir / "Packages", dir / "stamp"};
+}
+
+/// A value or the reason there is none; every reason names the URL it is about.
+template <typename T> struct Checked {
+    std::optional<T> value;
+    std::string error;
+};
+
+Checked<std::string> fetch_body(const System& sys, const std::string& url,
+                                std::size_t max_bytes = FetchRequest{}.max_bytes) {
+    FetchRequest req;
+    req.url = url;
+    req.max_bytes = max_bytes;
+    auto r = sys.fetch(req);
+    if (r.ok) {
+        return {std::move(r.body), {}};
+    }
+    auto why = !r.error.empty()     ? r.error
+               : r.http_status != 0 ? fmt::format("HTTP {}", r.http_status)
+                                    : std::string("no answer");
+    return {std::nullopt, fmt::format("cannot fetch {}: {} ({} attempt{})", url, why, r.attempts,
+                                      r.attempts == 1 ? "" : "s")};
+}
+
+Checked<OpenPgpKey> checked_key(std::string_view data, const ResolvedRepo& repo,
+                                const std::string& where) {
+    auto parsed = parse_openpgp_key(data);
+    if (!parsed.key) {
+        return {std::nullopt, fmt::format("key at {} refused: {}", where, parsed.error)};
+    }
+    if (parsed.key->fingerprint != repo.key_fingerprint) {
+        return {std::nullopt, fmt::format("key at {} has fingerprint {}, profile pins {}", where,
+                                          parsed.key->fingerprint, repo.key_fingerprint)};
+    }
+    return {std::move(parsed.key), {}};
+}
+
+std::string upper(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return s;
+}
+
+/// Runs gpgv on `inrelease` (fed on stdin, so an unverified file never lands in the cache) with
+/// `keyring` as the only keyring, and reads its machine-readable status lines rather than its
+/// exit code: a second signature from some unrelated key must neither break nor satisfy the check.
+/// Returns the signed text.
+Checked<std::string> verify_inrelease(const System& sys, const fs::path& keyring,
+                                      const std::string& inrelease, const std::string& pinned,
+                                      const std::string& url) {
+    auto text = clearsigned_text(inrelease);
+    if (!text) {
+        return {std::nullopt,
+                fmt::format("InRelease at {} is not a single clear-signed message", url)};
+    }
+    Command cmd;
+    cmd.argv = {"gpgv", "--keyring", keyring.string(), "--status-fd", "1", "-"};
+    cmd.timeout = std::chrono::seconds(60);
+    cmd.stdin_data = inrelease;
+    const auto r = sys.query(cmd);
+    if (r.not_found) {
+        return {std::nullopt, fmt::format("cannot verify {}: gpgv is not installed (Debian and "
+                                          "Ubuntu package 'gpgv')",
+                                          url)};
+    }
+    if (r.timed_out) {
+        return {std::nullopt, fmt::format("cannot verify {}: gpgv timed out", url)};
+    }
+    bool valid = false;
+    std::string bad;
+    std::string other_signer;
+    for (const auto& line : lines(r.out)) {
+        if (!starts_with(line, "[GNUPG:] ")) {
+            continue;
+        }
+        std::vector<std::string> w;
+        for (auto& word : split(line.substr(9), ' ')) {
+            if (!word.empty()) {
+                w.push_back(std::move(word));
+            }
+        }
+        if (w.empty()) {
+            continue;
+        }
+        if (w[0] == "VALIDSIG" && w.size() >= 2) {
+            // The last field is the primary key's fingerprint, so a signing subkey of the
+            // pinned key counts; older gpgv without it report the signing key itself.
+            const auto primary = upper(w.size() >= 11 ? w.back() : w[1]);
+            if (primary == pinned) {
+                valid = true;
+            } else {
+                other_signer = primary;
+            }
+        } else if (w[0] == "BADSIG") {
+            bad = "a BAD signature (the file was altered after signing)";
+        } else if (w[0] == "EXPKEYSIG") {
+            bad = "a signature by an expired key";
+        } else if (w[0] == "REVKEYSIG") {
+            bad = "a signature by a revoked key";
+        } else if (w[0] == "EXPSIG") {
+            bad = "an expired signature";
+        } else if ((w[0] == "ERRSIG" || w[0] == "NO_PUBKEY") && w.size() >= 2 &&
+                   other_signer.empty()) {
+            other_signer = w[1];
+        }
+    }
+    if (!bad.empty()) {
+        return {std::nullopt, fmt::format("InRelease at {} has {}", url, bad)};
+    }
+    if (!valid) {
+        if (!other_signer.empty()) {
+            return {std::nullopt, fmt::format("InRelease at {} is not signed by the pinned key "
+                                              "{} (signed by {})",
+                                              url, pinned, other_signer)};
+        }
+        return {std::nullopt, fmt::format("gpgv found no valid signature on {}: {}", url,
+                                          tail_lines(r.err.empty() ? r.out : r.err, 3))};
+    }
+    return {std::move(text), {}};
+}
+
+Checked<PackageIndex> checked_packages(const std::string& signed_text, const std::string& body,
+                                       const std::string& inrelease_url,
+                                       const std::string& packages_url) {
+    const auto entry = release_entry(signed_text, "Packages");
+    if (!entry) {
+        return {std::nullopt, fmt::format("InRelease at {} lists no SHA256 for an uncompressed "
+                                          "'Packages' file",
+                                          inrelease_url)};
+    }
+    if (body.size() != entry->size) {
+        return {std::nullopt, fmt::format("Packages at {} is {} bytes, InRelease says {} (a "
+                                          "truncated download or a mirror in mid-sync)",
+                                          packages_url, body.size(), entry->size)};
+    }
+    const auto sha = sha256_hex(body);
+    if (sha != entry->sha256) {
+        return {std::nullopt, fmt::format("Packages at {} has SHA256 {}, InRelease says {} (a "
+                                          "mirror in mid-sync or a tampered file)",
+                                          packages_url, sha, entry->sha256)};
+    }
+    return {PackageIndex(parse_packages_file(body)), {}};
+}
+
+std::string stamp_text(std::chrono::system_clock::time_point when, const ResolvedRepo& repo) {
+    const auto secs =
+        std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
+    return fmt::format("fetched {}\nurl {}\nkey_url {}\nkey_fingerprint {}\n", secs, repo.url,
+                       repo.key_url, repo.key_fingerprint);
+}
+
+/// The cached copy, when it is fresh, belongs to this URL and pin, and still checks out.
+std::optional<IndexLoadResult> from_cache(const System& sys, const ResolvedRepo& repo,
+                                          const CachePaths& paths, std::chrono::seconds max_age) {
+    const auto stamp = sys.read_file(paths.stamp);
+    const auto key = sys.read_file(paths.key);
+    const auto inrelease = sys.read_file(paths.inrelease);
+    const auto packages = sys.read_file(paths.packages);
+    if (!stamp || !key || !inrelease || !packages) {
+        return std::nullopt;
+    }
+    const auto stamp_lines = lines(*stamp);
+    if (stamp_lines.empty() || !starts_with(stamp_lines[0], "fetched ")) {
+        return std::nullopt;
+    }
+    const auto fetched = parse_int(std::string_view(stamp_lines[0]).substr(8));
+    if (!fetched) {
+        return std::nullopt;
+    }
+    // The stamp records what was fetched: a changed mirror URL or re-pinned key is a different
+    // repository as far as trust goes, whatever the directory is called.
+    const auto when = std::chrono::system_clock::time_point(std::chrono::seconds(*fetched));
+    if (*stamp != stamp_text(when, repo)) {
+        return std::nullopt;
+    }
+    const auto age = sys.now() - when;
+    if (age < std::chrono::seconds(0) || age >= max_age) {
+        return std::nullopt; // a stamp from the future is a clock jump: refresh
+    }
+    auto k = checked_key(*key, repo, paths.key.string());
+    if (!k.value) {
+        return std::nullopt;
+    }
+    auto text = verify_inrelease(sys, paths.key, *inrelease, repo.key_fingerprint,
+                                 paths.inrelease.string());
+    if (!text.value) {
+        return std::nullopt;
+    }
+    auto index =
+        checked_packages(*text.value, *packages, paths.inrelease.string(), paths.packages.string());
+    if (!index.value) {
+        return std::nullopt;
+    }
+    IndexLoadResult out;
+    out.index = std::move(index.value);
+    out.key = std::move(k.value);
+    out.from_cache = true;
+    return out;
+}
+
+bool is_insecure(const std::string& url) {
+    return !starts_with(to_lower(url), "https://");
+}
+
+IndexLoadResult failed(std::string error) {
+    IndexLoadResult r;
+    r.error = std::move(error);
+    return r;
+}
+
+} // namespace
+
+IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
+                                   const std::string& cache_dir, std::chrono::seconds max_age) {
+    // gpg prints fingerprints with spaces and tools differ in case; the pin must compare equal
+    // to what gpgv reports however it was written.
+    ResolvedRepo repo = pinned_repo;
+    repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
+    if (cache_dir.empty()) {
+        return failed(fmt::format("repository '{}': no cache directory (set HOME or "
+                                  "XDG_CACHE_HOME)",
+                                  repo.name));
+    }
+    for (const auto* url : {&repo.url, &repo.key_url}) {
+        if (is_insecure(*url) && !repo.allow_insecure) {
+            return failed(fmt::format("repository '{}': {} is not https:// (set allow_insecure: "
+                                      "true on this repository to permit it)",
+                                      repo.name, *url));
+        }
+    }
+    const auto paths = cache_paths(cache_dir, repo);
+    if (auto cached = from_cache(sys, repo, paths, max_age)) {
+        return std::move(*cached);
+    }
+
+    auto key_body = fetch_body(sys, repo.key_url);
+    if (!key_body.value) {
+        return failed(key_body.error);
+    }
+    auto key = checked_key(*key_body.value, repo, repo.key_url);
+    if (!key.value) {
+        return failed(key.error);
+    }
+    const auto inrelease_url = repo.url + "InRelease";
+    const auto packages_url = repo.url + "Packages";
+    try {
+        // The stamp goes first, so a run killed half-way leaves a cache that is never trusted.
+        sys.remove_file(paths.stamp);
+        // gpgv reads keyrings only from files. This key already matches the pin, so writing it
+        // before the InRelease check gives it no trust it did not have.
+        sys.write_file_atomic(paths.key, key.value->binary, 0644);
+    } catch (const Error& e) {
+        return failed(
+            fmt::format("cannot write gpuprov's cache {}: {}", paths.dir.string(), e.what()));
+    }
+
+    auto inrelease = fetch_body(sys, inrelease_url);
+    if (!inrelease.value) {
+        return failed(inrelease.error);
+    }
+    auto text =
+        verify_inrelease(sys, paths.key, *inrelease.value, repo.key_fingerprint, inrelease_url);
+    if (!text.value) {
+        return failed(text.error);
+    }
+    const auto entry = release_entry(*text.value, "Packages");
+    auto packages =
+        fetch_body(sys, packages_url,
+                   std::max<std::size_t>(FetchRequest{}.max_bytes, entry ? entry->size : 0));
+    if (!packages.value) {
+        return failed(packages.error);
+    }
+    auto index = checked_packages(*text.value, *packages.value, inrelease_url, packages_url);
+    if (!index.value) {
+        return failed(index.error);
+    }
+    try {
+        sys.write_file_atomic(paths.inrelease, *inrelease.value, 0644);
+        sys.write_file_atomic(paths.packages, *packages.value, 0644);
+        sys.write_file_atomic(paths.stamp, stamp_text(sys.now(), repo), 0644);
+    } catch (const Error& e) {
+        return failed(
+            fmt::format("cannot write gpuprov's cache {}: {}", paths.dir.string(), e.what()));
+    }
+    IndexLoadResult out;
+    out.index = std::move(index.value);
+    out.key = std::move(key.value);
+    return out;
+}
+
+} // namespace gpuprov

@@ -1,0 +1,30 @@
+#pragma once
+// Helpers shared by the files of gpuprov_repo; not part of the public interface.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpuprov::repo_detail {
+
+/// Lower-case hex digests (OpenSSL EVP).
+[[nodiscard]] std::string sha1_hex(std::string_view data);
+[[nodiscard]] std::string sha256_hex(std::string_view data);
+
+/// RFC 4880 section 6.1 checksum of an armored block's payload.
+[[nodiscard]] std::uint32_t crc24(std::string_view data);
+
+/// Strict base64 (whitespace ignored, '=' padding only at the end); nullopt on anything else.
+[[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
+
+struct Dearmored {
+    std::optional<std::string> data; ///< payloads of every armored block, concatenated
+    std::string error;
+};
+
+/// Decodes every `-----BEGIN PGP <block_type>-----` block in `text`, checking each CRC24 when
+/// present (RFC 9580 made it optional). Several blocks are concatenated so the caller sees every
+/// packet the file would give gpg, not only the first block's.
+[[nodiscard]] Dearmored dearmor(std::string_view text, std::string_view block_type);
+
+} // namespace gpuprov::repo_detail

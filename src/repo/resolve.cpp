@@ -1,0 +1,74 @@
+#include <algorithm>
+#include <cctype>
+#include <gpuprov/repo.hpp>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov {
+
+namespace {
+
+std::string fill(std::string s, const std::string& distro, const std::string& arch,
+                 const std::string& pkgarch) {
+    s = replace_all(std::move(s), "{distro}", distro);
+    s = replace_all(std::move(s), "{arch}", arch);
+    return replace_all(std::move(s), "{pkgarch}", pkgarch);
+}
+
+/// "eb69 3b30 ..." as printed by gpg → "EB693B30...", so a pin copied from gpg output matches.
+std::string normalise_fingerprint(std::string_view fpr) {
+    std::string out;
+    for (const char c : fpr) {
+        if (std::isspace(static_cast<unsigned char>(c)) == 0) {
+            out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+ResolvedRepo resolve_repo(const RepositorySpec& spec, const std::string& distro,
+                          const std::string& arch, const std::string& pkgarch) {
+    ResolvedRepo r;
+    r.name = spec.name;
+    r.url = fill(spec.url, distro, arch, pkgarch);
+    // A flat repository's files sit beside the URL; without the slash "<url>InRelease" would
+    // name a sibling path.
+    if (r.url.empty() || r.url.back() != '/') {
+        r.url += '/';
+    }
+    r.key_url = fill(spec.key_url, distro, arch, pkgarch);
+    r.key_fingerprint = normalise_fingerprint(spec.key_fingerprint);
+    r.allow_insecure = spec.allow_insecure;
+    return r;
+}
+
+std::string default_repo_cache_dir(const System& sys) {
+    if (sys.effective_uid() == 0) {
+        return "/var/cache/gpuprov/repos";
+    }
+    if (auto xdg = sys.env("XDG_CACHE_HOME"); xdg && !xdg->empty() && xdg->front() == '/') {
+        return *xdg + "/gpuprov/repos";
+    }
+    if (auto home = sys.env("HOME"); home && !home->empty()) {
+        return *home + "/.cache/gpuprov/repos";
+    }
+    // No home at all (a stripped-down service account): a per-user path under /tmp would be
+    // shared and guessable, so fail loudly at the first write instead of picking one.
+    return "";
+}
+
+std::string repo_cache_subdir(const ResolvedRepo& repo) {
+    std::string out;
+    for (const char c : repo.name) {
+        const bool safe =
+            std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+        out += safe ? c : '_';
+    }
+    if (out.empty() || out == "." || out == "..") {
+        out = "repo" + out;
+    }
+    return out;
+}
+
+} // namespace gpuprov
