@@ -1,0 +1,168 @@
+#include "fake_system.hpp"
+
+#include <gpuprov/repo.hpp>
+#include <gpuprov/strings.hpp>
+#include <gtest/gtest.h>
+
+using namespace gpuprov;
+using gpuprov::testing::read_fixture;
+
+namespace {
+
+std::string test_fpr() {
+    return std::string(trim(read_fixture("repo/test-key.fpr")));
+}
+
+/// The armored test key with one line changed by `edit`.
+std::string edited_armor(const std::function<void(std::vector<std::string>&)>& edit) {
+    auto l = lines(read_fixture("repo/test-key.asc"));
+    edit(l);
+    return join(l, "\n") + "\n";
+}
+
+std::size_t checksum_line(const std::vector<std::string>& l) {
+    for (std::size_t i = 0; i < l.size(); ++i) {
+        if (!l[i].empty() && l[i][0] == '=') {
+            return i;
+        }
+    }
+    ADD_FAILURE() << "test key has no checksum line";
+    return 0;
+}
+
+} // namespace
+
+TEST(OpenPgp, ArmoredKeyGivesFingerprintUserIdAndDearmoredBinary) {
+    const auto r = parse_openpgp_key(read_fixture("repo/test-key.asc"));
+    ASSERT_TRUE(r.key) << r.error;
+    EXPECT_EQ(r.key->fingerprint, test_fpr());
+    ASSERT_EQ(r.key->user_ids.size(), 1u);
+    EXPECT_EQ(r.key->user_ids[0], "gpuprov test repository <repo-test@gpuprov.invalid>");
+    // gpg --export of the same key: exactly what apt's Signed-By accepts.
+    EXPECT_EQ(r.key->binary, read_fixture("repo/test-key.gpg"));
+}
+
+TEST(OpenPgp, BinaryKeyIsAcceptedAsIs) {
+    const auto bin = read_fixture("repo/test-key.gpg");
+    const auto r = parse_openpgp_key(bin);
+    ASSERT_TRUE(r.key) << r.error;
+    EXPECT_EQ(r.key->fingerprint, test_fpr());
+    EXPECT_EQ(r.key->binary, bin);
+}
+
+TEST(OpenPgp, RealNvidiaCudaKeyHasItsPublishedFingerprint) {
+    const auto r = parse_openpgp_key(read_fixture("repo/nvidia-7fa2af80.pub"));
+    ASSERT_TRUE(r.key) << r.error;
+    EXPECT_EQ(r.key->fingerprint, "AE09FE4BBD223A84B2CCFCE3F60F4B3D7FA2AF80");
+    ASSERT_EQ(r.key->user_ids.size(), 1u);
+    EXPECT_EQ(r.key->user_ids[0], "cudatools <cudatools@nvidia.com>");
+}
+
+TEST(OpenPgp, RealNvidiaDriverTeamKeyHasItsPublishedFingerprint) {
+    const auto r = parse_openpgp_key(read_fixture("repo/nvidia-driver-team-db27fd5a.pub"));
+    ASSERT_TRUE(r.key) << r.error;
+    EXPECT_EQ(r.key->fingerprint, "2FB03195DECD49492BD1C17AB1D0D788DB27FD5A");
+}
+
+TEST(OpenPgp, NewFormatPacketHeaderGivesSameFingerprint) {
+    // gpg writes old-format headers; RFC 9580 implementations write new ones. Rewrite the first
+    // packet's header (old format, 2-octet length) as a new-format two-octet length.
+    const auto bin = read_fixture("repo/test-key.gpg");
+    ASSERT_EQ(static_cast<unsigned char>(bin[0]), 0x99u); // old format, tag 6, 2-octet length
+    const std::size_t len =
+        (static_cast<unsigned char>(bin[1]) << 8) | static_cast<unsigned char>(bin[2]);
+    ASSERT_GE(len, 192u);
+    ASSERT_LT(len, 8384u);
+    std::string rewritten;
+    rewritten += static_cast<char>(0xC6);
+    rewritten += static_cast<char>(((len - 192) >> 8) + 192);
+    rewritten += static_cast<char>((len - 192) & 0xFF);
+    rewritten += bin.substr(3);
+    const auto r = parse_openpgp_key(rewritten);
+    ASSERT_TRUE(r.key) << r.error;
+    EXPECT_EQ(r.key->fingerprint, test_fpr());
+}
+
+TEST(OpenPgp, WrongCrcIsRefused) {
+    const auto armored = edited_armor([](auto& l) { l[checksum_line(l)] = "=AAAA"; });
+    const auto r = parse_openpgp_key(armored);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("CRC24"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, DamagedBodyIsCaughtByCrc) {
+    const auto armored = edited_armor([](auto& l) {
+        auto& line = l[checksum_line(l) - 2];
+        line[10] = line[10] == 'A' ? 'B' : 'A';
+    });
+    const auto r = parse_openpgp_key(armored);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("CRC24"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, MissingCrcIsAcceptedAsRfc9580Allows) {
+    const auto armored = edited_armor([](auto& l) { l.erase(l.begin() + checksum_line(l)); });
+    const auto r = parse_openpgp_key(armored);
+    ASSERT_TRUE(r.key) << r.error;
+    EXPECT_EQ(r.key->fingerprint, test_fpr());
+}
+
+TEST(OpenPgp, InvalidBase64IsRefused) {
+    const auto armored = edited_armor([](auto& l) { l[checksum_line(l) - 1] += "*"; });
+    const auto r = parse_openpgp_key(armored);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("base64"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, TwoPrimaryKeysAreRefused) {
+    const auto r = parse_openpgp_key(read_fixture("repo/two-keys.asc"));
+    EXPECT_FALSE(r.key);
+    EXPECT_EQ(r.error, "key file holds 2 primary keys; refusing to trust more than the pinned one");
+}
+
+TEST(OpenPgp, SecondKeyInASecondArmorBlockIsRefusedToo) {
+    const auto r =
+        parse_openpgp_key(read_fixture("repo/test-key.asc") + read_fixture("repo/other-key.asc"));
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("2 primary keys"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, HtmlErrorPageIsNotAKey) {
+    const auto r = parse_openpgp_key("<!DOCTYPE html><html><body>Access denied</body></html>");
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("not an OpenPGP key"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("<!DOCTYPE html>"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, TruncatedBinaryKeyIsRefused) {
+    const auto bin = read_fixture("repo/test-key.gpg");
+    const auto r = parse_openpgp_key(std::string_view(bin).substr(0, bin.size() - 20));
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("truncated"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, V6KeyIsRefusedClearly) {
+    std::string packet = {static_cast<char>(0xC6), 10, 6, 0, 0, 0, 0, 27, 0, 0, 0, 0};
+    const auto r = parse_openpgp_key(packet);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("v6"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, SecretKeyMaterialIsRefused) {
+    auto bin = read_fixture("repo/test-key.gpg");
+    bin[0] = static_cast<char>(0x95); // old format, tag 5 (secret key), 2-octet length
+    const auto r = parse_openpgp_key(bin);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("secret key material"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, PrivateKeyBlockIsRefused) {
+    const auto r = parse_openpgp_key("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQ==\n"
+                                     "-----END PGP PRIVATE KEY BLOCK-----\n");
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("private key"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, EmptyInputIsRefused) {
+    EXPECT_FALSE(parse_openpgp_key("").key);
+}
