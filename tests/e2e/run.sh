@@ -62,11 +62,11 @@ cleanup() {
     trap - EXIT INT TERM
     if [[ -n "$SCENARIO_PID" ]]; then kill -9 "$SCENARIO_PID" 2>/dev/null || true; fi
     # Anything still running inside one of our roots (a scenario killed by its deadline).
-    local p r
-    for p in /proc/[0-9]*; do
-        r=$(readlink "$p/root" 2>/dev/null) || continue
-        if [[ "$r" == "$E2E_WORK"/roots/* ]]; then kill -9 "${p#/proc/}" 2>/dev/null || true; fi
-    done
+    local pid
+    while read -r pid; do
+        kill -9 "$pid" 2>/dev/null || true
+    done < <(find /proc -mindepth 2 -maxdepth 2 -name root -lname "$E2E_WORK/roots/*" -printf '%h\n' 2>/dev/null |
+        sed 's|^/proc/||')
     mirror_stop
     umount_below "$E2E_WORK"
     if [[ "${E2E_KEEP:-0}" == 1 ]]; then

@@ -47,16 +47,18 @@ wait_for() {
     return 1
 }
 
-# sha256 listing of every regular file and symlink target under the given dirs (for "unchanged" checks).
+# Digest of a tree: sha256 of every regular file, plus mode/type/link target of every entry
+# (a handful of processes, not one per file: var/lib/dpkg alone holds thousands of files).
 tree_digest() { # ROOT DIR...
     local root=$1; shift
-    local d
+    local d present=()
     for d in "$@"; do
-        [[ -e "$root/$d" ]] || { echo "absent $d"; continue; }
-        (cd "$root" && find "$d" -xdev \( -type f -o -type l \) -print0 | LC_ALL=C sort -z |
-            while IFS= read -r -d '' f; do
-                if [[ -L "$f" ]]; then printf 'link %s -> %s\n' "$f" "$(readlink "$f")"
-                else printf '%s  %s %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" "$(stat -c %a "$f")" "$f"; fi
-            done)
+        if [[ -e "$root/$d" ]]; then present+=("$d"); else echo "absent $d"; fi
     done
+    ((${#present[@]})) || return 0
+    (
+        cd "$root" || exit 1
+        find "${present[@]}" -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+        find "${present[@]}" -xdev -printf '%M %U:%G %p -> %l\n' | LC_ALL=C sort
+    )
 }

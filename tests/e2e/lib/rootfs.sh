@@ -129,6 +129,17 @@ rootfs_simulate_host() {
     mkdir -p "$r/proc/sys/kernel" "$r/proc/driver" "$r/sys/bus/pci/devices" "$r/sys/module" \
         "$r/sys/firmware" "$r/lib/modules/$SIM_KERNEL/build"
     printf '%s\n' "$SIM_KERNEL" >"$r/proc/sys/kernel/osrelease"
+    # The installed kernel, as initramfs-tools sees it: `update-initramfs -u` really regenerates
+    # /boot/initrd.img-$SIM_KERNEL (the placeholder below is replaced by a ~5 MB image).
+    mkdir -p "$r/boot" "$r/lib/modules/$SIM_KERNEL/kernel" "$r/var/lib/initramfs-tools"
+    printf 'CONFIG_BLK_DEV_INITRD=y\nCONFIG_RD_GZIP=y\nCONFIG_RD_XZ=y\nCONFIG_RD_ZSTD=y\nCONFIG_MODULE_SIG=y\n' \
+        >"$r/boot/config-$SIM_KERNEL"
+    printf 'e2e placeholder kernel\n' >"$r/boot/vmlinuz-$SIM_KERNEL"
+    printf 'e2e placeholder initrd\n' >"$r/boot/initrd.img-$SIM_KERNEL"
+    : >"$r/var/lib/initramfs-tools/$SIM_KERNEL"
+    local f
+    for f in modules.order modules.builtin modules.builtin.modinfo; do : >"$r/lib/modules/$SIM_KERNEL/$f"; done
+    printf 'COMPRESS=gzip\n' >"$r/etc/initramfs-tools/conf.d/e2e-compress.conf"
     cat >"$r/proc/meminfo" <<'MEM'
 MemTotal:       270000000 kB
 MemFree:        262144000 kB

@@ -16,12 +16,13 @@ OUT="$E2E_WORK/out/$SCENARIO"
 ROOT=""
 GP_N=0
 
-# scenario_begin [nouveau] [--no-gpuprov]: fresh root, simulated host, CA trusted, profile, binary.
+# scenario_begin clean|nouveau [--no-gpuprov]: fresh root, simulated host, CA trusted, profile, binary.
 scenario_begin() {
     local mode="" want_bin=1 a
     for a in "$@"; do
         case "$a" in
             nouveau) mode=nouveau ;;
+            clean) ;;
             --no-gpuprov) want_bin=0 ;;
         esac
     done
@@ -146,11 +147,9 @@ assert_source_has_key() { # SOURCES KEYRING
 
 # Every process whose root directory is this scenario's root (gpuprov, apt, dpkg, postinst...).
 procs_in_root() {
-    local p r
-    for p in /proc/[0-9]*; do
-        r=$(readlink "$p/root" 2>/dev/null) || continue
-        if [[ "$r" == "$ROOT" ]]; then printf '%s\n' "${p#/proc/}"; fi
-    done
+    # one find instead of a readlink per process (-lname matches the link target literally)
+    find /proc -mindepth 2 -maxdepth 2 -name root -lname "$ROOT" -printf '%h\n' 2>/dev/null |
+        sed 's|^/proc/||' | grep -E '^[0-9]+$' || true
 }
 kill_procs_in_root() {
     local pids

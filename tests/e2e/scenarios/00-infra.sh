@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
-scenario_begin --no-gpuprov
+scenario_begin clean --no-gpuprov
 
 check "no host mounts inside the root" test -z "$(awk -v p="$ROOT/" 'index($2, p) == 1' /proc/mounts)"
 check "simulated /proc/meminfo" grep -q '^MemTotal: *270000000 kB' "$ROOT/proc/meminfo"
@@ -32,6 +32,23 @@ out=$(in_root "$ROOT" 10 nvidia-smi --query-gpu=index,name,driver_version,memory
 assert_eq "nvidia-smi query, 4 GPUs" "3, NVIDIA A100-SXM4-80GB, 550.54.15, 81920" "$(sed -n 4p <<<"$out")"
 check "nvidia-smi topo -m is TAB separated with NV12" grep -qP '^GPU0\t X \tNV12\t' <(in_root "$ROOT" 10 nvidia-smi topo -m)
 
+# Stand-ins against the real samples in tests/fixtures/e2e (byte-exact where a sample exists).
+FX=$REPO_ROOT/tests/fixtures/e2e
+table=$(in_root "$ROOT" 10 nvidia-smi)
+assert_eq "nvidia-smi table column headers = R580 sample" "$(sed -n 4,8p "$FX/nvidia-smi/table-r580-truncated.txt")" "$(sed -n 4,8p <<<"$table")"
+assert_eq "nvidia-smi table row widths = R580 sample" "$(sed -n 2,16p "$FX/nvidia-smi/table-r580-truncated.txt" | awk '{print length($0)}' | sort -u | paste -sd,)" \
+    "$(sed -n 2,16p <<<"$table" | awk '{print length($0)}' | sort -u | paste -sd,)"
+rowshape() { sed -E 's/NVIDIA A100-SXM4-[0-9]+GB/name/; s/E\. Process|Default/mode/; s/ (On|Off) / pm /; s/[0-9A-F]/9/g; s/9+/9/g; s/ +/ /g'; }
+assert_eq "nvidia-smi GPU row shape = R580 sample" "$(sed -n 9,12p "$FX/nvidia-smi/table-r580-truncated.txt" | rowshape)" \
+    "$(sed -n 9,12p <<<"$table" | rowshape)"
+assert_eq "nvidia-smi topo Legend = real sample" "$(cat "$FX/nvidia-smi/topo-legend.txt")" "$(in_root "$ROOT" 10 nvidia-smi topo -m | sed -n '/^Legend:/,$p')"
+assert_eq "nvidia-smi topo header shape = real sample" "$(head -n 1 "$FX/nvidia-smi/topo-m-hgx-h100-truncated.txt" | sed -E 's/\t(GPU|NIC)[0-9]//g')" \
+    "$(in_root "$ROOT" 10 nvidia-smi topo -m | head -n 1 | sed -E 's/\t(GPU|NIC)[0-9]//g')"
+assert_eq "nvcc 12.4 = real sample" "$(cat "$FX/nvcc/12.4.txt")" "$(in_root "$ROOT" 10 /usr/local/cuda-12.4/bin/nvcc --version)"
+assert_eq "driver version file shape = real proprietary sample" \
+    "$(sed -E 's/[0-9]+\.[0-9]+(\.[0-9]+)?  .*/V/' "$FX/proc/driver-nvidia-version-proprietary.txt" | head -n 1)" \
+    "$(sed -E 's/[0-9]+\.[0-9]+(\.[0-9]+)?  .*/V/' "$ROOT/proc/driver/nvidia/version" | head -n 1)"
+
 # Driver not loaded: the real message and exit code 9.
 rm -rf "$ROOT/proc/driver/nvidia"
 set +e
@@ -39,7 +56,7 @@ out=$(in_root "$ROOT" 10 nvidia-smi 2>&1)
 rc=$?
 set -e
 assert_eq "nvidia-smi exit code without driver" 9 "$rc"
-check "nvidia-smi driver-not-loaded message" grep -q "^NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver" <<<"$out"
+assert_eq "nvidia-smi driver-not-loaded message = real sample" "$(cat "$FX/nvidia-smi/driver-not-loaded.txt")" "$(head -n 1 <<<"$out")"
 
 # Fault injection reaches apt.
 mirror_fault 'debian12/x86_64/InRelease$' 500

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# (a) Fresh Debian 12 host, 4x A100, no nouveau: apply converges in one run and verify passes.
+set -euo pipefail
+# shellcheck source=lib/scenario.sh
+source "$(dirname "$0")/../lib/scenario.sh"
+scenario_begin clean
+
+gp apply "$PROFILE_IN_ROOT" --yes
+expect_rc "apply on a fresh host" 0
+gp verify "$PROFILE_IN_ROOT"
+expect_rc "verify after apply" 0
+
+FPR=$(mirror_fingerprint)
+assert_eq "cuda keyring holds exactly the mirror key" "$FPR" "$(keyring_fprs /usr/share/keyrings/cuda-archive-keyring.gpg | paste -sd,)"
+assert_eq "container-toolkit keyring holds exactly the mirror key" "$FPR" \
+    "$(keyring_fprs /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg | paste -sd,)"
+assert_no_file "no apt-key trusted.gpg" "$ROOT/etc/apt/trusted.gpg"
+
+SRC=$ROOT/etc/apt/sources.list.d/gpuprov-cuda.sources
+assert_file "cuda deb822 source" "$SRC"
+assert_grep "cuda source: Types" '^Types: *deb$' "$SRC"
+assert_grep "cuda source: URIs on the mirror, debian12 slug" "^URIs: *https://127\.0\.0\.1:$MIRROR_PORT/compute/cuda/repos/debian12/x86_64/?$" "$SRC"
+assert_grep "cuda source: flat suite" '^Suites: */$' "$SRC"
+assert_grep "cuda source: Signed-By the keyring" '^Signed-By: */usr/share/keyrings/cuda-archive-keyring\.gpg$' "$SRC"
+CSRC=$ROOT/etc/apt/sources.list.d/gpuprov-container-toolkit.sources
+assert_file "container-toolkit deb822 source" "$CSRC"
+assert_grep "container-toolkit source: URIs" "^URIs: *https://127\.0\.0\.1:$MIRROR_PORT/libnvidia-container/stable/deb/amd64/?$" "$CSRC"
+assert_grep "container-toolkit source: Signed-By" '^Signed-By: */usr/share/keyrings/nvidia-container-toolkit-keyring\.gpg$' "$CSRC"
+
+assert_pkg cuda-drivers-550 550.54.15-1
+check "cuda-drivers-550 is held" grep -qx cuda-drivers-550 <(holds)
+assert_no_pkg cuda-drivers      # floating meta would pull branch 560
+assert_no_pkg nvidia-driver-560
+assert_pkg cuda-toolkit-12-4 12.4.1-1
+assert_no_pkg cuda-toolkit-12-5
+assert_no_pkg cuda-12-4         # cuda-X-Y drags a driver in; never used
+assert_pkg libcudnn9-cuda-12 9.1.0.70-1
+assert_pkg libnccl2 2.21.5-1+cuda12.4
+v=$(pkg_version libnccl-dev)
+if [[ -n "$v" ]]; then assert_eq "libnccl-dev matches CUDA 12.4 when installed" 2.21.5-1+cuda12.4 "$v"; fi
+assert_pkg nvidia-container-toolkit 1.17.3-1
+
+PROF=$ROOT/etc/profile.d/gpuprov-cuda.sh
+assert_file "profile.d snippet" "$PROF"
+out=$(in_root "$ROOT" 10 sh -c '. /etc/profile.d/gpuprov-cuda.sh && nvcc --version' 2>&1 || true)
+check "nvcc 12.4 on PATH after sourcing /etc/profile.d/gpuprov-cuda.sh" grep -q 'release 12\.4, V12\.4\.131' <<<"$out"
+
+BL=$ROOT/etc/modprobe.d/blacklist-nouveau.conf
+assert_grep "nouveau blacklisted" '^blacklist nouveau$' "$BL"
+assert_grep "nouveau modeset=0" '^options nouveau modeset=0$' "$BL"
+check "initramfs regenerated (placeholder replaced by a real image)" \
+    test "$(stat -c %s "$ROOT/boot/initrd.img-$SIM_KERNEL")" -gt 100000
+assert_grep "docker runtime configured by nvidia-ctk" '"nvidia-container-runtime"' "$ROOT/etc/docker/daemon.json"
+
+assert_eq "journal result" "done" "$(journal_result)"
+assert_eq "dpkg --audit is empty" "" "$(dpkg_audit)"
+assert_no_tmp_files
+scenario_end
