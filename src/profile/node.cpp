@@ -1,0 +1,133 @@
+// YAML text -> Node. The only file in src/profile that sees yaml-cpp.
+#include "internal.hpp"
+
+#include <algorithm>
+#include <gpuprov/error.hpp>
+#include <yaml-cpp/yaml.h>
+
+namespace gpuprov::profile_detail {
+namespace {
+
+// yaml-cpp's parser messages name the grammar rule; add what usually causes them.
+std::string syntax_hint(const std::string& msg) {
+    if (msg == "end of map flow not found") {
+        return "; a '{' before this point has no matching '}'";
+    }
+    if (msg == "end of sequence flow not found") {
+        return "; a '[' before this point has no matching ']'";
+    }
+    if (msg == "illegal map value") {
+        return "; quote values that contain ': '";
+    }
+    if (msg == "end of map not found" || msg == "end of sequence not found") {
+        return "; check the indentation of this line against the lines above";
+    }
+    return {};
+}
+
+SourcePos at(const YAML::Mark& mark, const std::string& source) {
+    if (mark.is_null()) {
+        return {source, 1, 1};
+    }
+    return {source, mark.line + 1, mark.column + 1};
+}
+
+// yaml-cpp reads a tab in indentation as content or as an opaque error; say what it is.
+void refuse_tab_indentation(std::string_view text, const std::string& source) {
+    int line = 1;
+    bool leading = true;
+    int col = 1;
+    for (const char c : text) {
+        if (c == '\n') {
+            ++line;
+            col = 1;
+            leading = true;
+            continue;
+        }
+        if (leading && c == '\t') {
+            fail({source, line, col},
+                 "tab character in indentation; YAML indents with spaces only (replace the tab "
+                 "with spaces)");
+        }
+        if (c != ' ' && c != '-') {
+            leading = false;
+        }
+        ++col;
+    }
+}
+
+Node convert(const YAML::Node& y, const std::string& source, const SourcePos& key_pos) {
+    Node n;
+    n.pos = at(y.Mark(), source);
+    n.key_pos = key_pos;
+    switch (y.Type()) {
+    case YAML::NodeType::Scalar:
+        n.kind = Node::Kind::scalar;
+        n.scalar = y.Scalar();
+        break;
+    case YAML::NodeType::Sequence:
+        n.kind = Node::Kind::seq;
+        for (const auto& item : y) {
+            n.seq.push_back(convert(item, source, at(item.Mark(), source)));
+        }
+        break;
+    case YAML::NodeType::Map:
+        n.kind = Node::Kind::map;
+        for (const auto& kv : y) {
+            const auto kpos = at(kv.first.Mark(), source);
+            if (!kv.first.IsScalar()) {
+                fail(kpos, "a key must be a plain word");
+            }
+            const auto& key = kv.first.Scalar();
+            if (n.find(key) != nullptr) {
+                fail(kpos, "duplicate key '" + key + "'; each key may appear once per mapping");
+            }
+            auto value = convert(kv.second, source, kpos);
+            if (value.kind == Node::Kind::null) {
+                // An empty value has no position of its own; its key is the useful place.
+                value.pos = kpos;
+            }
+            n.map.emplace_back(key, std::move(value));
+        }
+        break;
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+        n.kind = Node::Kind::null;
+        break;
+    }
+    return n;
+}
+
+} // namespace
+
+const Node* Node::find(std::string_view key) const {
+    const auto it =
+        std::find_if(map.begin(), map.end(), [&](const auto& kv) { return kv.first == key; });
+    return it == map.end() ? nullptr : &it->second;
+}
+
+Node* Node::find(std::string_view key) {
+    const auto it =
+        std::find_if(map.begin(), map.end(), [&](const auto& kv) { return kv.first == key; });
+    return it == map.end() ? nullptr : &it->second;
+}
+
+Node parse_yaml(std::string_view text, const std::string& source) {
+    refuse_tab_indentation(text, source);
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(text));
+    } catch (const YAML::ParserException& e) {
+        fail(at(e.mark, source), "YAML syntax error: " + e.msg + syntax_hint(e.msg));
+    }
+    if (!root.IsMap()) {
+        fail(at(root.Mark(), source), "a profile must be a YAML mapping starting with 'name:'");
+    }
+    return convert(root, source, at(root.Mark(), source));
+}
+
+void fail(const SourcePos& at_pos, const std::string& message) {
+    throw ProfileError(at_pos.file, at_pos.line, at_pos.col, message);
+}
+
+} // namespace gpuprov::profile_detail

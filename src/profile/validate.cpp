@@ -1,0 +1,444 @@
+// Merged tree -> Profile: schema v1 (docs/profiles.md). Every value is checked where it is read,
+// so the error can point at it; nothing unknown is silently ignored.
+#include "internal.hpp"
+#include "text_checks.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <gpuprov/matrix.hpp>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov::profile_detail {
+namespace {
+
+const std::vector<std::string> k_step_ids = {
+    "preflight", "nouveau", "cuda-repo",         "driver", "fabric-manager", "cuda-toolkit",
+    "cudnn",     "nccl",    "container-toolkit", "tuning", "monitoring",     "verify"};
+
+const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
+
+std::string kind_name(const Node& n) {
+    switch (n.kind) {
+    case Node::Kind::null:
+        return "empty";
+    case Node::Kind::scalar:
+        return "the value '" + n.scalar + "'";
+    case Node::Kind::map:
+        return "a mapping";
+    case Node::Kind::seq:
+        return "a list";
+    }
+    return "?";
+}
+
+std::string join_path(const std::string& prefix, const std::string& key) {
+    return prefix.empty() ? key : prefix + "." + key;
+}
+
+bool matches(std::string_view s, bool (*allowed)(char)) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), allowed);
+}
+
+bool is_digit(char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+bool is_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || is_digit(c) || c == '-';
+}
+
+// "X.Y" with both parts decimal.
+bool is_major_minor(std::string_view s) {
+    const auto dot = s.find('.');
+    return dot != std::string_view::npos && matches(s.substr(0, dot), is_digit) &&
+           matches(s.substr(dot + 1), is_digit);
+}
+
+class Reader {
+public:
+    explicit Reader(const Matrix& matrix) : m_matrix(matrix) {}
+
+    const Matrix& matrix() const { return m_matrix; }
+
+    // A mapping whose keys must all come from `allowed`; null counts as empty.
+    void expect_map(const Node& n, const std::string& path,
+                    const std::vector<std::string>& allowed) const {
+        if (n.kind == Node::Kind::null) {
+            return;
+        }
+        if (n.kind != Node::Kind::map) {
+            fail(n.pos, "'" + path + "' must be a mapping (allowed keys: " + join(allowed, ", ") +
+                            "); got " + kind_name(n));
+        }
+        for (const auto& [key, value] : n.map) {
+            if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
+                continue;
+            }
+            const auto guess = nearest(key, allowed);
+            std::string msg = "unknown key '" + join_path(path, key) + "'";
+            if (!guess.empty()) {
+                msg += "; did you mean '" + guess + "'?";
+            }
+            msg += " Allowed keys" + (path.empty() ? std::string() : " in '" + path + "'") + ": " +
+                   join(allowed, ", ");
+            fail(value.key_pos, msg);
+        }
+    }
+
+    std::string scalar(const Node& n, const std::string& path, const std::string& expected) const {
+        if (n.kind != Node::Kind::scalar) {
+            fail(n.pos, "'" + path + "' must be " + expected + "; got " + kind_name(n));
+        }
+        return n.scalar;
+    }
+
+    // Values that reach files or argv.
+    std::string safe(const Node& n, const std::string& path, const std::string& expected) const {
+        auto s = scalar(n, path, expected);
+        check_safe(s, n.pos, path);
+        return s;
+    }
+
+    std::string one_of(const Node& n, const std::string& path,
+                       const std::vector<std::string>& allowed) const {
+        const auto s = safe(n, path, "one of " + join(allowed, ", "));
+        if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
+            const auto guess = nearest(s, allowed);
+            fail(n.pos, "'" + path + "' must be one of " + join(allowed, ", ") + "; got '" + s +
+                            "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
+        }
+        return s;
+    }
+
+    bool boolean(const Node& n, const std::string& path) const {
+        const auto s = scalar(n, path, "true or false");
+        if (s != "true" && s != "false") {
+            fail(n.pos, "'" + path + "' must be true or false; got '" + s + "'");
+        }
+        return s == "true";
+    }
+
+    int integer(const Node& n, const std::string& path, int min, int max) const {
+        const auto expected =
+            "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+        const auto s = scalar(n, path, expected);
+        const auto v = parse_int(s);
+        if (!v || *v < min || *v > max) {
+            fail(n.pos, "'" + path + "' must be " + expected + "; got '" + s + "'");
+        }
+        return static_cast<int>(*v);
+    }
+
+    const Node& required(const Node& map, const std::string& path, const std::string& key) const {
+        const auto* n = map.kind == Node::Kind::map ? map.find(key) : nullptr;
+        if (n == nullptr || n->kind == Node::Kind::null) {
+            fail(map.kind == Node::Kind::map ? map.key_pos : map.pos,
+                 "'" + join_path(path, key) + "' is required" +
+                     (path.empty() ? std::string(" at the top level") : " in '" + path + "'"));
+        }
+        return *n;
+    }
+
+private:
+    const Matrix& m_matrix;
+};
+
+// Present and not null.
+const Node* get(const Node& map, std::string_view key) {
+    const auto* n = map.kind == Node::Kind::map ? map.find(key) : nullptr;
+    return n == nullptr || n->kind == Node::Kind::null ? nullptr : n;
+}
+
+std::vector<std::string> os_ids(const Matrix& matrix) {
+    std::vector<std::string> ids;
+    for (const auto& d : matrix.distros()) {
+        ids.push_back(d.os);
+    }
+    return ids;
+}
+
+GpuRequirement read_gpus(const Reader& r, const Node& n) {
+    r.expect_map(n, "host.gpus", {"count", "model", "memory_gib", "interconnect"});
+    GpuRequirement g;
+    if (const auto* v = get(n, "count")) {
+        g.count = r.integer(*v, "host.gpus.count", 1, 64);
+    }
+    if (const auto* v = get(n, "model")) {
+        const auto models = r.matrix().gpu_models();
+        g.model = r.safe(*v, "host.gpus.model", "a GPU model");
+        if (std::find(models.begin(), models.end(), *g.model) == models.end()) {
+            const auto guess = nearest(*g.model, models);
+            fail(v->pos, "'host.gpus.model' is '" + *g.model + "', which gpuprov does not know" +
+                             (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                             "; known models: " + join(models, ", "));
+        }
+    }
+    if (const auto* v = get(n, "memory_gib")) {
+        g.memory_gib = r.integer(*v, "host.gpus.memory_gib", 1, 4096);
+    }
+    if (const auto* v = get(n, "interconnect")) {
+        g.interconnect = r.one_of(*v, "host.gpus.interconnect", {"nvlink", "pcie"});
+    }
+    return g;
+}
+
+HostRequirements read_host(const Reader& r, const Node& n) {
+    r.expect_map(n, "host", {"os", "gpus", "memory_gib", "disk"});
+    HostRequirements h;
+    if (const auto* os = get(n, "os")) {
+        if (os->kind != Node::Kind::seq) {
+            fail(os->pos, "'host.os' must be a list such as [ubuntu-22.04, debian-12]; got " +
+                              kind_name(*os));
+        }
+        const auto allowed = os_ids(r.matrix());
+        for (std::size_t i = 0; i < os->seq.size(); ++i) {
+            h.os.push_back(r.one_of(os->seq[i], "host.os[" + std::to_string(i) + "]", allowed));
+        }
+    }
+    if (const auto* g = get(n, "gpus")) {
+        h.gpus = read_gpus(r, *g);
+    }
+    if (const auto* m = get(n, "memory_gib")) {
+        h.memory_gib = r.integer(*m, "host.memory_gib", 1, 1 << 20);
+    }
+    if (const auto* d = get(n, "disk")) {
+        r.expect_map(*d, "host.disk", {"path", "free_gib"});
+        DiskRequirement disk;
+        if (const auto* p = get(*d, "path")) {
+            disk.path = r.scalar(*p, "host.disk.path", "an absolute path");
+            check_abs_path(disk.path, p->pos, "host.disk.path");
+        }
+        disk.free_gib =
+            r.integer(r.required(*d, "host.disk", "free_gib"), "host.disk.free_gib", 1, 1 << 20);
+        h.disk = disk;
+    }
+    return h;
+}
+
+RepositorySpec read_repository(const Reader& r, const std::string& name, const Node& n) {
+    const auto path = "repositories." + name;
+    r.expect_map(n, path, {"url", "key_url", "key_fingerprint", "allow_insecure"});
+    RepositorySpec spec;
+    spec.name = name;
+    if (const auto* v = get(n, "allow_insecure")) {
+        spec.allow_insecure = r.boolean(*v, path + ".allow_insecure");
+    }
+    const auto& url = r.required(n, path, "url");
+    spec.url = r.scalar(url, path + ".url", "an https:// URL");
+    check_url(spec.url, spec.allow_insecure, url.pos, path + ".url");
+    const auto& key_url = r.required(n, path, "key_url");
+    spec.key_url = r.scalar(key_url, path + ".key_url", "an https:// URL");
+    check_url(spec.key_url, spec.allow_insecure, key_url.pos, path + ".key_url");
+    const auto& fpr = r.required(n, path, "key_fingerprint");
+    spec.key_fingerprint = normalise_fingerprint(
+        r.scalar(fpr, path + ".key_fingerprint", "a 40-hex-digit key fingerprint"), fpr.pos,
+        path + ".key_fingerprint");
+    return spec;
+}
+
+std::map<std::string, RepositorySpec> read_repositories(const Reader& r, const Node& n) {
+    if (n.kind != Node::Kind::map) {
+        fail(n.pos, "'repositories' must be a mapping of repository name to url, key_url and "
+                    "key_fingerprint; got " +
+                        kind_name(n));
+    }
+    std::map<std::string, RepositorySpec> out;
+    for (const auto& [name, value] : n.map) {
+        if (std::find(k_repository_names.begin(), k_repository_names.end(), name) ==
+            k_repository_names.end()) {
+            const auto guess = nearest(name, k_repository_names);
+            fail(value.key_pos, "unknown repository '" + name + "'" +
+                                    (guess.empty() ? "" : "; did you mean '" + guess + "'?") +
+                                    "; allowed: " + join(k_repository_names, ", "));
+        }
+        if (value.kind != Node::Kind::null) {
+            out.emplace(name, read_repository(r, name, value));
+        }
+    }
+    return out;
+}
+
+DriverSpec read_driver(const Reader& r, const Node& n) {
+    r.expect_map(n, "driver", {"branch", "flavor", "hold", "hold_kernel"});
+    DriverSpec d;
+    const auto& branch = r.required(n, "driver", "branch");
+    d.branch = r.safe(branch, "driver.branch", "a driver branch such as \"550\"");
+    if (d.branch.size() != 3 || !matches(d.branch, is_digit)) {
+        fail(branch.pos, "'driver.branch' must be a 3-digit driver branch such as \"550\" or "
+                         "\"580\"; got '" +
+                             d.branch + "'");
+    }
+    if (const auto* v = get(n, "flavor")) {
+        d.flavor = r.one_of(*v, "driver.flavor", {"proprietary", "open", "server"});
+    }
+    if (const auto* v = get(n, "hold")) {
+        d.hold = r.boolean(*v, "driver.hold");
+    }
+    if (const auto* v = get(n, "hold_kernel")) {
+        d.hold_kernel = r.boolean(*v, "driver.hold_kernel");
+    }
+    return d;
+}
+
+CudaSpec read_cuda(const Reader& r, const Node& n) {
+    r.expect_map(n, "cuda", {"version"});
+    const auto& v = r.required(n, "cuda", "version");
+    CudaSpec c;
+    c.version = r.safe(v, "cuda.version", "a CUDA release such as \"12.4\"");
+    const auto parsed = DottedVersion::parse(c.version);
+    if (!is_major_minor(c.version) || !parsed || parsed->str() != c.version ||
+        r.matrix().cuda(*parsed) == nullptr) {
+        std::vector<std::string> known;
+        for (const auto& rel : r.matrix().cuda_releases()) {
+            known.push_back(rel.version.str());
+        }
+        fail(v.pos, "'cuda.version' must be a CUDA release as major.minor; '" + c.version +
+                        "' is not one gpuprov knows. Known releases: " + join(known, ", "));
+    }
+    return c;
+}
+
+CudnnSpec read_cudnn(const Reader& r, const Node& n) {
+    r.expect_map(n, "cudnn", {"version"});
+    const auto& v = r.required(n, "cudnn", "version");
+    CudnnSpec c;
+    c.version = r.safe(v, "cudnn.version", "\"8.x\" or \"9\"");
+    const bool v8 = starts_with(c.version, "8.") && is_major_minor(c.version);
+    const bool v9 = c.version == "9" || (starts_with(c.version, "9.") && is_major_minor(c.version));
+    if (!v8 && !v9) {
+        fail(v.pos, "'cudnn.version' must be \"8.x\" (e.g. \"8.9\"), \"9\" or \"9.x\"; got '" +
+                        c.version + "'. Omit cudnn (or set it to null) to install none");
+    }
+    return c;
+}
+
+ContainerSpec read_container(const Reader& r, const Node& n) {
+    r.expect_map(n, "container", {"toolkit", "runtime"});
+    ContainerSpec c;
+    if (const auto* v = get(n, "toolkit")) {
+        c.toolkit = r.boolean(*v, "container.toolkit");
+    }
+    if (const auto* v = get(n, "runtime")) {
+        c.runtime = r.one_of(*v, "container.runtime", {"docker", "containerd", "crio"});
+    }
+    return c;
+}
+
+MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
+    r.expect_map(n, "monitoring", {"textfile_dir", "temperature_alert_c"});
+    MonitoringSpec m;
+    if (const auto* v = get(n, "textfile_dir")) {
+        m.textfile_dir = r.scalar(*v, "monitoring.textfile_dir", "an absolute directory path");
+        check_abs_path(m.textfile_dir, v->pos, "monitoring.textfile_dir");
+    }
+    if (const auto* v = get(n, "temperature_alert_c")) {
+        m.temperature_alert_c = r.integer(*v, "monitoring.temperature_alert_c", 30, 120);
+    }
+    return m;
+}
+
+std::vector<std::string> read_skip(const Reader& r, const Node& n) {
+    r.expect_map(n, "steps", {"skip"});
+    std::vector<std::string> out;
+    const auto* skip = get(n, "skip");
+    if (skip == nullptr) {
+        return out;
+    }
+    if (skip->kind != Node::Kind::seq) {
+        fail(skip->pos, "'steps.skip' must be a list of step ids such as [monitoring]; got " +
+                            kind_name(*skip));
+    }
+    for (std::size_t i = 0; i < skip->seq.size(); ++i) {
+        out.push_back(r.one_of(skip->seq[i], "steps.skip[" + std::to_string(i) + "]", k_step_ids));
+    }
+    return out;
+}
+
+void record_positions(const Node& n, const std::string& path,
+                      std::map<std::string, SourcePos>& out) {
+    // Scalars point at the value (what a plan-time error is about); containers at their key.
+    if (!path.empty()) {
+        out[path] = n.kind == Node::Kind::scalar ? n.pos : n.key_pos;
+    }
+    if (n.kind == Node::Kind::map) {
+        for (const auto& [key, value] : n.map) {
+            record_positions(value, join_path(path, key), out);
+        }
+    } else if (n.kind == Node::Kind::seq) {
+        for (std::size_t i = 0; i < n.seq.size(); ++i) {
+            record_positions(n.seq[i], path + "[" + std::to_string(i) + "]", out);
+        }
+    }
+}
+
+} // namespace
+
+Profile build_profile(const Node& root, const Matrix& matrix) {
+    const Reader r(matrix);
+    r.expect_map(root, "",
+                 {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
+                  "cuda", "cudnn", "nccl", "container", "fabric_manager", "tuning", "monitoring",
+                  "steps"});
+    Profile p;
+    p.source = root.pos.file;
+    const auto& name = r.required(root, "", "name");
+    p.name = r.safe(name, "name", "a profile name");
+    if (p.name.size() > 63 || !matches(p.name, is_name_char) || p.name.front() == '-') {
+        fail(name.pos, "'name' must be 1-63 characters of [a-z0-9-] not starting with '-' "
+                       "(it names files and journal entries); got '" +
+                           p.name + "'");
+    }
+    if (const auto* v = get(root, "description")) {
+        p.description = r.scalar(*v, "description", "one line of text");
+        check_one_line(p.description, v->pos, "description");
+    }
+    if (const auto* v = get(root, "host")) {
+        p.host = read_host(r, *v);
+    }
+    if (const auto* v = get(root, "nouveau")) {
+        r.expect_map(*v, "nouveau", {"blacklist"});
+        if (const auto* b = get(*v, "blacklist")) {
+            p.nouveau_blacklist = r.boolean(*b, "nouveau.blacklist");
+        }
+    }
+    if (const auto* v = get(root, "repositories")) {
+        p.repositories = read_repositories(r, *v);
+    }
+    if (const auto* v = get(root, "driver")) {
+        p.driver = read_driver(r, *v);
+    }
+    if (const auto* v = get(root, "cuda")) {
+        p.cuda = read_cuda(r, *v);
+    }
+    if (const auto* v = get(root, "cudnn")) {
+        p.cudnn = read_cudnn(r, *v);
+    }
+    if (const auto* v = get(root, "nccl")) {
+        p.nccl = r.boolean(*v, "nccl");
+    }
+    if (const auto* v = get(root, "container")) {
+        p.container = read_container(r, *v);
+    }
+    if (const auto* v = get(root, "fabric_manager")) {
+        const auto mode = r.one_of(*v, "fabric_manager", {"auto", "true", "false"});
+        p.fabric_manager = mode == "auto"   ? FabricManagerMode::automatic
+                           : mode == "true" ? FabricManagerMode::enabled
+                                            : FabricManagerMode::disabled;
+    }
+    if (const auto* v = get(root, "tuning")) {
+        r.expect_map(*v, "tuning", {"persistence_mode"});
+        if (const auto* b = get(*v, "persistence_mode")) {
+            p.tuning.persistence_mode = r.boolean(*b, "tuning.persistence_mode");
+        }
+    }
+    if (const auto* v = get(root, "monitoring")) {
+        p.monitoring = read_monitoring(r, *v);
+    }
+    if (const auto* v = get(root, "steps")) {
+        p.skip_steps = read_skip(r, *v);
+    }
+    record_positions(root, "", p.positions);
+    return p;
+}
+
+} // namespace gpuprov::profile_detail

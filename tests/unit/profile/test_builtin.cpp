@@ -1,0 +1,141 @@
+#include "profile_test_support.hpp"
+
+#include <algorithm>
+
+namespace gpuprov {
+namespace {
+
+const Matrix& m() {
+    return Matrix::builtin();
+}
+
+TEST(BuiltinProfiles, AllThreeAreCompiledIn) {
+    std::vector<std::string> names;
+    for (const auto& f : builtin_profiles()) {
+        names.emplace_back(f.name);
+    }
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"cv-train.yaml", "nlp-infer.yaml", "sci-sim.yaml"}));
+}
+
+TEST(BuiltinProfiles, CvTrain) {
+    const auto p = load_profile("cv-train", m());
+    EXPECT_EQ(p.name, "cv-train");
+    EXPECT_EQ(p.source, "builtin:cv-train.yaml");
+    EXPECT_TRUE(p.extends_chain.empty());
+    ASSERT_TRUE(p.host.gpus.has_value());
+    EXPECT_EQ(p.host.gpus->count, 4);
+    EXPECT_EQ(p.host.gpus->model, "A100");
+    EXPECT_EQ(p.host.gpus->memory_gib, 80);
+    EXPECT_EQ(p.host.gpus->interconnect, "nvlink");
+    EXPECT_EQ(p.host.memory_gib, 256);
+    ASSERT_TRUE(p.host.disk.has_value());
+    EXPECT_EQ(p.host.disk->path, "/");
+    EXPECT_EQ(p.host.disk->free_gib, 2000);
+    // 12.4 is not in the ubuntu2404 repo, so the profile does not claim it.
+    EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "ubuntu-24.04"), 0);
+    EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "debian-12"), 1);
+    ASSERT_TRUE(p.driver.has_value());
+    EXPECT_EQ(p.driver->branch, "550");
+    EXPECT_EQ(p.driver->flavor, "proprietary");
+    EXPECT_TRUE(p.driver->hold);
+    ASSERT_TRUE(p.cuda.has_value());
+    EXPECT_EQ(p.cuda->version, "12.4");
+    ASSERT_TRUE(p.cudnn.has_value());
+    EXPECT_EQ(p.cudnn->version, "9");
+    EXPECT_TRUE(p.nccl);
+    ASSERT_TRUE(p.container.has_value());
+    EXPECT_TRUE(p.container->toolkit);
+    EXPECT_EQ(p.container->runtime, "docker");
+    EXPECT_EQ(p.fabric_manager, FabricManagerMode::automatic);
+    EXPECT_TRUE(p.tuning.persistence_mode);
+    ASSERT_TRUE(p.monitoring.has_value());
+    EXPECT_EQ(p.monitoring->textfile_dir, "/var/lib/prometheus/node-exporter");
+    ASSERT_EQ(p.repositories.size(), 2U);
+    EXPECT_EQ(p.repositories.at("cuda").key_fingerprint,
+              "EB693B3035CD5710E231E123A4B469963BF863CC");
+    EXPECT_EQ(p.repositories.at("container-toolkit").key_fingerprint,
+              m().container_key_fingerprint());
+    EXPECT_EQ(p.repositories.at("cuda").url,
+              "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/");
+}
+
+TEST(BuiltinProfiles, NlpInfer) {
+    const auto p = load_profile("nlp-infer", m());
+    EXPECT_EQ(p.host.gpus->count, 2);
+    EXPECT_EQ(p.host.gpus->model, "T4");
+    EXPECT_EQ(p.host.memory_gib, 64);
+    EXPECT_EQ(p.host.disk->free_gib, 1000);
+    EXPECT_FALSE(p.nccl);
+    EXPECT_EQ(p.cudnn->version, "9");
+    EXPECT_TRUE(p.container->toolkit);
+    // Every listed distro's repo carries the chosen CUDA.
+    const auto cuda = *DottedVersion::parse(p.cuda->version);
+    for (const auto& os : p.host.os) {
+        const auto* d = m().distro_by_os(os);
+        ASSERT_NE(d, nullptr) << os;
+        EXPECT_TRUE(d->carries(cuda)) << os;
+    }
+    for (const char* os : {"ubuntu-22.04", "ubuntu-24.04", "debian-12"}) {
+        EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), os), 1) << os;
+    }
+    EXPECT_GE(std::stoi(p.driver->branch), m().cuda(cuda)->driver_branch);
+}
+
+TEST(BuiltinProfiles, SciSim) {
+    const auto p = load_profile("sci-sim", m());
+    EXPECT_EQ(p.host.gpus->count, 8);
+    EXPECT_EQ(p.host.gpus->model, "H100");
+    EXPECT_EQ(p.host.memory_gib, 1024);
+    EXPECT_EQ(p.driver->branch, "580");
+    EXPECT_EQ(p.driver->flavor, "open");
+    EXPECT_EQ(p.cuda->version, "13.0");
+    EXPECT_FALSE(p.cudnn.has_value());
+    EXPECT_TRUE(p.nccl);
+    EXPECT_EQ(p.fabric_manager, FabricManagerMode::automatic);
+    EXPECT_TRUE(test::contains(p.description, "InfiniBand"));
+}
+
+TEST(BuiltinProfiles, EveryListedOsCarriesTheProfilesCuda) {
+    for (const auto& f : builtin_profiles()) {
+        const auto name = std::string(f.name.substr(0, f.name.size() - 5));
+        const auto p = load_profile(name, m());
+        const auto cuda = *DottedVersion::parse(p.cuda->version);
+        for (const auto& os : p.host.os) {
+            EXPECT_TRUE(m().distro_by_os(os)->carries(cuda)) << name << " on " << os;
+        }
+    }
+}
+
+TEST(BuiltinProfiles, PositionsPointIntoTheBuiltinFile) {
+    const auto p = load_profile("cv-train", m());
+    const auto at = p.pos("cuda.version");
+    EXPECT_EQ(at.file, "builtin:cv-train.yaml");
+    EXPECT_EQ(at.line, 23);
+    EXPECT_EQ(at.col, 17);
+    EXPECT_EQ(p.pos("driver").line, 22);
+    EXPECT_EQ(p.pos("host.os[1]").col, 22);
+    // Unknown paths fall back to the start of the file.
+    EXPECT_EQ(p.pos("no.such.key").line, 1);
+    EXPECT_EQ(p.pos("no.such.key").file, "builtin:cv-train.yaml");
+}
+
+TEST(BuiltinProfiles, LoadsFromAFilePathToo) {
+    const auto p = load_profile(test::profile_fixture("good/minimal.yaml"), m());
+    EXPECT_EQ(p.name, "minimal");
+    EXPECT_EQ(p.source, test::profile_fixture("good/minimal.yaml"));
+}
+
+TEST(BuiltinProfiles, UnknownNameThatIsNoFileIsAnError) {
+    try {
+        (void)load_profile("cv-trian", m());
+        FAIL() << "expected ProfileError";
+    } catch (const ProfileError& e) {
+        EXPECT_EQ(e.file(), "cv-trian");
+        EXPECT_TRUE(test::contains(e.message(), "built-ins: cv-train, nlp-infer, sci-sim"))
+            << e.what();
+    }
+}
+
+} // namespace
+} // namespace gpuprov

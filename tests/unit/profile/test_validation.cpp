@@ -1,0 +1,215 @@
+#include "profile_test_support.hpp"
+
+namespace gpuprov {
+namespace {
+
+using test::contains;
+using test::load_error;
+
+const Matrix& m() {
+    return Matrix::builtin();
+}
+
+Profile load(const std::string& yaml) {
+    return load_profile_text(yaml, "t.yaml", m());
+}
+
+TEST(Validation, MinimalProfileGetsDefaults) {
+    const auto p = load("name: minimal\n");
+    EXPECT_EQ(p.name, "minimal");
+    EXPECT_TRUE(p.nouveau_blacklist);
+    EXPECT_FALSE(p.driver.has_value());
+    EXPECT_FALSE(p.cuda.has_value());
+    EXPECT_FALSE(p.monitoring.has_value());
+    EXPECT_FALSE(p.nccl);
+    EXPECT_EQ(p.fabric_manager, FabricManagerMode::automatic);
+    EXPECT_TRUE(p.host.os.empty());
+}
+
+TEST(Validation, MirrorOverHttpWithAllowInsecureAndSpacedFingerprint) {
+    const auto p = load_profile(test::profile_fixture("good/mirror.yaml"), m());
+    const auto& cuda = p.repositories.at("cuda");
+    EXPECT_TRUE(cuda.allow_insecure);
+    EXPECT_EQ(cuda.url, "http://apt-mirror.internal/nvidia/cuda/{distro}/{arch}/");
+    EXPECT_EQ(cuda.key_fingerprint, "EB693B3035CD5710E231E123A4B469963BF863CC");
+    EXPECT_EQ(p.driver->flavor, "server");
+    EXPECT_EQ(p.cudnn->version, "8.9");
+}
+
+TEST(Validation, InsecureFlagCoversTheKeyUrlToo) {
+    const auto e = load_error("name: x\nrepositories:\n  cuda:\n    url: https://a.example/\n"
+                              "    key_url: http://a.example/k.pub\n"
+                              "    key_fingerprint: EB693B3035CD5710E231E123A4B469963BF863CC\n");
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_TRUE(contains(e.message(), "'repositories.cuda.key_url' uses http://")) << e.what();
+}
+
+TEST(Validation, UrlSchemesAndTemplates) {
+    const std::string head = "name: x\nrepositories:\n  cuda:\n    url: ";
+    const std::string tail = "\n    key_url: https://a.example/k.pub\n    key_fingerprint: "
+                             "EB693B3035CD5710E231E123A4B469963BF863CC\n";
+    EXPECT_TRUE(contains(load_error(head + "ftp://a.example/" + tail).message(),
+                         "must start with https://"));
+    EXPECT_TRUE(contains(load_error(head + "https://a.example/{distrib}/" + tail).message(),
+                         "unknown template '{distrib}'"));
+    EXPECT_TRUE(contains(load_error(head + "https:///path/" + tail).message(), "no host name"));
+    EXPECT_TRUE(contains(load_error(head + "\"https://a.example/x y/\"" + tail).message(),
+                         "contains a space"));
+    EXPECT_TRUE(contains(load_error(head + "\"https://a.example/`id`/\"" + tail).message(),
+                         "contains '`'"));
+    EXPECT_TRUE(contains(load_error(head + "https://a.example/#frag" + tail).message(),
+                         "a repository URL may hold"));
+    EXPECT_EQ(load(head + "https://a.example/{distro}/{arch}/{pkgarch}/" + tail)
+                  .repositories.at("cuda")
+                  .url,
+              "https://a.example/{distro}/{arch}/{pkgarch}/");
+}
+
+TEST(Validation, RepositoryNeedsAllThreeFields) {
+    const auto e = load_error("name: x\nrepositories:\n  cuda:\n    url: https://a.example/\n");
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_TRUE(contains(e.message(), "'repositories.cuda.key_url' is required")) << e.what();
+}
+
+TEST(Validation, FingerprintWithNonHex) {
+    const auto e = load_error("name: x\nrepositories:\n  cuda:\n    url: https://a.example/\n"
+                              "    key_url: https://a.example/k\n"
+                              "    key_fingerprint: EB693B3035CD5710E231E123A4B469963BF863CZ\n");
+    EXPECT_TRUE(contains(e.message(), "contains 'Z'")) << e.what();
+}
+
+TEST(Validation, NameRules) {
+    EXPECT_TRUE(contains(load_error("name: " + std::string(64, 'a') + "\n").message(), "1-63"));
+    EXPECT_EQ(load("name: " + std::string(63, 'a') + "\n").name.size(), 63U);
+    EXPECT_TRUE(contains(load_error("name: -rf\n").message(), "not starting with '-'"));
+    EXPECT_TRUE(contains(load_error("name: [a, b]\n").message(), "'name' must be a profile name"));
+}
+
+TEST(Validation, DescriptionIsOneLine) {
+    const auto e = load_error("name: x\ndescription: \"two\\nlines\"\n");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_TRUE(contains(e.message(), "keep it on one line")) << e.what();
+    EXPECT_EQ(load("name: x\ndescription: CV training; 4x A100 (80GB) & more\n").description,
+              "CV training; 4x A100 (80GB) & more");
+}
+
+TEST(Validation, CudaVersionFormat) {
+    EXPECT_TRUE(
+        contains(load_error("name: x\ncuda: {version: \"12\"}\n").message(), "major.minor"));
+    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.4.1\"}\n").message(),
+                         "'12.4.1' is not one gpuprov knows"));
+    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.04\"}\n").message(),
+                         "'12.04' is not one"));
+    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.7\"}\n").message(),
+                         "'12.7' is not one"));
+    // An unquoted 12.4 is the same text.
+    EXPECT_EQ(load("name: x\ncuda: {version: 12.4}\n").cuda->version, "12.4");
+}
+
+TEST(Validation, CudnnVersionFormat) {
+    const std::string head = "name: x\ndriver: {branch: \"550\"}\ncuda: {version: \"12.4\"}\n";
+    for (const char* bad : {"8", "8.9.7.29", "10", "9.x", "7.6"}) {
+        const auto e = load_error(head + "cudnn: {version: \"" + bad + "\"}\n");
+        EXPECT_TRUE(contains(e.message(), "must be \"8.x\"")) << bad << ": " << e.what();
+    }
+    EXPECT_EQ(load(head + "cudnn: {version: \"9.1\"}\n").cudnn->version, "9.1");
+    EXPECT_EQ(load(head + "cudnn: {version: \"8.9\"}\n").cudnn->version, "8.9");
+    EXPECT_FALSE(load(head + "cudnn: null\n").cudnn.has_value());
+}
+
+TEST(Validation, Cudnn8MessageListsTheBuildsThatExist) {
+    const auto e = load_error("name: x\ndriver: {branch: \"515\"}\ncuda: {version: \"11.7\"}\n"
+                              "cudnn: {version: \"8.9\"}\n");
+    EXPECT_TRUE(contains(e.message(), "its builds are for CUDA 11.8, 12.1, 12.2")) << e.what();
+}
+
+TEST(Validation, CudnnAndNcclNeedCuda) {
+    EXPECT_TRUE(contains(load_error("name: x\ncudnn: {version: \"9\"}\n").message(),
+                         "cudnn needs cuda.version"));
+    EXPECT_TRUE(
+        contains(load_error("name: x\nnccl: true\n").message(), "nccl: true needs cuda.version"));
+}
+
+TEST(Validation, DriverBranchAtTheRequiredMinimumIsAccepted) {
+    EXPECT_EQ(
+        load("name: x\ndriver: {branch: \"550\"}\ncuda: {version: \"12.4\"}\n").driver->branch,
+        "550");
+    // Unquoted branch numbers read the same.
+    EXPECT_EQ(load("name: x\ndriver: {branch: 580}\ncuda: {version: \"13.0\"}\n").driver->branch,
+              "580");
+    const auto e = load_error("name: x\ndriver: {branch: \"545\"}\ncuda: {version: \"12.4\"}\n");
+    EXPECT_TRUE(contains(e.message(), "or cuda.version to \"12.3\" or older")) << e.what();
+}
+
+TEST(Validation, GpuArchitectureBoundsOnCuda) {
+    auto e = load_error("name: x\nhost: {gpus: {model: V100}}\ndriver: {branch: \"580\"}\n"
+                        "cuda: {version: \"13.0\"}\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "the last release that does is 12.9")) << e.what();
+    e = load_error("name: x\nhost: {gpus: {model: H100}}\ndriver: {branch: \"515\"}\n"
+                   "cuda: {version: \"11.7\"}\n");
+    EXPECT_TRUE(contains(e.message(), "it needs CUDA 11.8 or newer")) << e.what();
+}
+
+TEST(Validation, ServerFlavorUsesProprietaryModules) {
+    const auto e = load_error("name: x\nhost: {gpus: {model: B200}}\n"
+                              "driver: {branch: \"570\", flavor: server}\n");
+    EXPECT_TRUE(contains(e.message(), "proprietary kernel modules do not support B200"));
+    EXPECT_EQ(load("name: x\nhost: {gpus: {model: B200}}\ndriver: {branch: \"570\", flavor: "
+                   "open}\ncuda: {version: \"12.8\"}\n")
+                  .driver->flavor,
+              "open");
+}
+
+TEST(Validation, FlavorMisspellingIsSuggested) {
+    const auto e = load_error("name: x\ndriver: {branch: \"580\", flavor: opne}\n");
+    EXPECT_TRUE(contains(e.message(), "must be one of proprietary, open, server; got 'opne' "
+                                      "(did you mean 'open'?)"))
+        << e.what();
+}
+
+TEST(Validation, FabricManagerModes) {
+    EXPECT_EQ(load("name: x\nfabric_manager: true\n").fabric_manager, FabricManagerMode::enabled);
+    EXPECT_EQ(load("name: x\nfabric_manager: false\n").fabric_manager, FabricManagerMode::disabled);
+    EXPECT_TRUE(contains(load_error("name: x\nfabric_manager: yes\n").message(),
+                         "must be one of auto, true, false"));
+}
+
+TEST(Validation, PathsAndRanges) {
+    EXPECT_TRUE(contains(load_error("name: x\nmonitoring: {textfile_dir: /var/../etc}\n").message(),
+                         "may not contain '..'"));
+    EXPECT_TRUE(
+        contains(load_error("name: x\nhost: {disk: {path: /data, free_gib: 0}}\n").message(),
+                 "'host.disk.free_gib' must be a whole number from 1"));
+    EXPECT_TRUE(contains(load_error("name: x\nmonitoring: {temperature_alert_c: 500}\n").message(),
+                         "from 30 to 120"));
+    EXPECT_TRUE(
+        contains(load_error("name: x\nhost: {memory_gib: lots}\n").message(), "got 'lots'"));
+    const auto p = load("name: x\nhost: {disk: {path: /data/scratch, free_gib: 10}}\n");
+    EXPECT_EQ(p.host.disk->path, "/data/scratch");
+}
+
+TEST(Validation, HostOsMustBeAList) {
+    const auto e = load_error("name: x\nhost:\n  os: ubuntu-22.04\n");
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.col(), 7);
+    EXPECT_TRUE(contains(e.message(), "must be a list")) << e.what();
+}
+
+TEST(Validation, PositionsForScalarsPointAtValuesAndForSectionsAtKeys) {
+    const auto p = load("name: x\ndriver:\n  branch: \"580\"\ncuda: {version: \"13.0\"}\n");
+    EXPECT_EQ(p.pos("driver").line, 2);
+    EXPECT_EQ(p.pos("driver").col, 1);
+    EXPECT_EQ(p.pos("driver.branch").line, 3);
+    EXPECT_EQ(p.pos("driver.branch").col, 11);
+    EXPECT_EQ(p.pos("cuda.version").col, 17);
+    EXPECT_EQ(p.pos("name").file, "t.yaml");
+}
+
+TEST(Validation, EmptyOrNonMappingDocument) {
+    EXPECT_TRUE(contains(load_error("").message(), "must be a YAML mapping"));
+    EXPECT_TRUE(contains(load_error("- a\n- b\n").message(), "must be a YAML mapping"));
+}
+
+} // namespace
+} // namespace gpuprov
