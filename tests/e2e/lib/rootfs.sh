@@ -194,6 +194,13 @@ rootfs_load_nvidia_module() {
     printf '%s\n' "$SIM_DRIVER_VERSION" >"$r/sys/module/nvidia/version"
     grep -q '^nvidia ' "$r/proc/modules" ||
         printf 'nvidia 56827904 0 - Live 0x0000000000000000\n' >>"$r/proc/modules"
+    # Boot: enabled units start (nvidia-persistenced, fabric manager) via the systemctl stand-in.
+    if [[ -x "$r/usr/bin/systemctl" ]]; then in_root "$r" 60 systemctl e2e-boot || true; fi
+}
+
+# The root has no init system; gpuprov takes the systemctl path it takes on a real Debian host.
+rootfs_install_systemctl() {
+    install -D -m 0755 "$E2E_DIR/lib/systemctl-standin" "$1/usr/bin/systemctl"
 }
 
 rootfs_trust_ca() { # ROOT CA_PEM

@@ -31,6 +31,7 @@ scenario_begin() {
     ROOT=$(rootfs_new "$SCENARIO")
     rootfs_simulate_host "$ROOT" "$mode"
     rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
+    rootfs_install_systemctl "$ROOT"
     render_profile 3bf863cc.pub
     if ((want_bin)); then
         rootfs_install_gpuprov "$ROOT" || scenario_end

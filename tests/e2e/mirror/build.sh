@@ -96,6 +96,36 @@ if [ "\$1" = configure ]; then
 fi
 exit 0
 POSTINST
+    # nvidia-persistenced (shipped in the branch's driver package here, so branches cannot mix):
+    # NVIDIA's unit starts it with --no-persistence-mode (hence the override NVIDIA's ansible
+    # role, and gpuprov, install); the daemon needs the loaded module.
+    put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-persistenced 0755 <<'DAEMON'
+#!/bin/sh
+# gpuprov e2e stand-in for nvidia-persistenced: sets the simulated persistence state and exits.
+if [ ! -r /proc/driver/nvidia/version ]; then
+    echo "nvidia-persistenced failed to initialize. Check syslog for more details." >&2
+    exit 1
+fi
+mkdir -p /var/lib/nvidia-stub
+case " $* " in
+    *" --no-persistence-mode "*) rm -f /var/lib/nvidia-stub/persistence ;;
+    *) touch /var/lib/nvidia-stub/persistence ;;
+esac
+exit 0
+DAEMON
+    put "nvidia-driver-$br" "$pv" /lib/systemd/system/nvidia-persistenced.service 0644 <<'UNIT'
+[Unit]
+Description=NVIDIA Persistence Daemon
+Wants=syslog.target
+
+[Service]
+Type=forking
+ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose
+ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
+
+[Install]
+WantedBy=multi-user.target
+UNIT
     # Two branches ship the same files: at most one can be installed (like the real ones).
     EXTRA_FIELDS=$'Provides: nvidia-driver-stub-any\nConflicts: nvidia-driver-stub-any' \
         mkdeb "nvidia-driver-$br" "$pv" "" "NVIDIA driver metapackage" "multiverse/libs"

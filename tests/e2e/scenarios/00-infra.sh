@@ -49,6 +49,18 @@ assert_eq "driver version file shape = real proprietary sample" \
     "$(sed -E 's/[0-9]+\.[0-9]+(\.[0-9]+)?  .*/V/' "$FX/proc/driver-nvidia-version-proprietary.txt" | head -n 1)" \
     "$(sed -E 's/[0-9]+\.[0-9]+(\.[0-9]+)?  .*/V/' "$ROOT/proc/driver/nvidia/version" | head -n 1)"
 
+# systemctl stand-in + nvidia-persistenced: NVIDIA's unit keeps persistence off; an override turns it on.
+pm() { in_root "$ROOT" 10 nvidia-smi --query-gpu=persistence_mode --format=csv,noheader | sort -u | paste -sd,; }
+check "systemctl enable --now nvidia-persistenced" in_root "$ROOT" 30 systemctl enable --now nvidia-persistenced
+check "wants symlink created" test -L "$ROOT/etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service"
+assert_eq "persistence with NVIDIA's stock unit (--no-persistence-mode)" Disabled "$(pm)"
+mkdir -p "$ROOT/etc/systemd/system/nvidia-persistenced.service.d"
+printf '[Service]\nExecStart=\nExecStart=/usr/bin/nvidia-persistenced --user root --persistence-mode --verbose\n' \
+    >"$ROOT/etc/systemd/system/nvidia-persistenced.service.d/override.conf"
+check "systemctl restart nvidia-persistenced" in_root "$ROOT" 30 systemctl restart nvidia-persistenced
+assert_eq "persistence with the override" Enabled "$(pm)"
+check "systemctl is-active" in_root "$ROOT" 10 systemctl is-active --quiet nvidia-persistenced
+
 # Driver not loaded: the real message and exit code 9.
 rm -rf "$ROOT/proc/driver/nvidia"
 set +e
