@@ -1,74 +1,77 @@
 #pragma once
 // What the host is. Plain data, filled by detect_facts() from real file formats through System.
-#include <gpuprov/system.hpp>
-
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <gpuprov/system.hpp>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuprov {
 
 struct OsInfo {
-    std::string id;              ///< os-release ID: ubuntu, debian, rhel, rocky, almalinux, amzn
+    std::string id; ///< os-release ID: ubuntu, debian, rhel, rocky, almalinux, amzn
     std::vector<std::string> id_like;
-    std::string version_id;      ///< "22.04", "12", "9.6"
-    std::string codename;        ///< "jammy", "bookworm"; empty when the file has none
+    std::string version_id; ///< "22.04", "12", "9.6"
+    std::string codename;   ///< "jammy", "bookworm"; empty when the file has none
     std::string pretty_name;
-    std::string family;          ///< "debian" (apt) or "rhel" (dnf); empty when unknown
-    std::string repo_slug;       ///< NVIDIA repo dir: ubuntu2204, debian12, rhel9; empty if none
-    std::string profile_os;      ///< the profile's spelling: ubuntu-22.04, debian-12, rhel-9
+    std::string family;     ///< "debian" (apt) or "rhel" (dnf); empty when unknown
+    std::string repo_slug;  ///< NVIDIA repo dir: ubuntu2204, debian12, rhel9; empty if none
+    std::string profile_os; ///< the profile's spelling: ubuntu-22.04, debian-12, rhel-9
 };
 
 struct PciGpu {
-    std::string address;          ///< "0000:17:00.0"
-    std::uint16_t vendor_id = 0;  ///< 0x10de
+    std::string address;         ///< "0000:17:00.0"
+    std::uint16_t vendor_id = 0; ///< 0x10de
     std::uint16_t device_id = 0;
     std::uint32_t class_code = 0; ///< 0x030200
     std::string driver;           ///< bound kernel driver ("nvidia", "nouveau"), empty if none
     // From the version matrix when the device id is known:
-    std::string model;            ///< "A100", "H100", "T4"; empty when unknown
-    std::string name;             ///< "A100 SXM4 80GB"
-    std::string architecture;     ///< "ampere", "hopper"
+    std::string model;              ///< "A100", "H100", "T4"; empty when unknown
+    std::string name;               ///< "A100 SXM4 80GB"
+    std::string architecture;       ///< "ampere", "hopper"
     std::string compute_capability; ///< "8.0"
     int memory_gib = 0;
     bool nvswitch_system = false; ///< SXM part that is deployed with NVSwitch (fabric manager)
 };
 
 struct LoadedDriver {
-    std::string version;          ///< "580.126.09"
-    bool open_module = false;     ///< "Open Kernel Module" in /proc/driver/nvidia/version
+    std::string version;      ///< "580.126.09"
+    bool open_module = false; ///< "Open Kernel Module" in /proc/driver/nvidia/version
 };
 
 struct InstalledCuda {
-    std::string path;             ///< "/usr/local/cuda-12.4"
-    std::string version;          ///< "12.4.1" (version.json) or "11.0.228" (version.txt)
+    std::string path;    ///< "/usr/local/cuda-12.4"
+    std::string version; ///< "12.4.1" (version.json) or "11.0.228" (version.txt)
 };
 
 struct InstalledCudnn {
-    std::string header;           ///< the header that was read
+    std::string header; ///< the header that was read
     int major = 0, minor = 0, patch = 0;
 };
 
 struct HostFacts {
     OsInfo os;
-    std::string arch;             ///< uname -m: x86_64, aarch64
-    std::string repo_arch;        ///< NVIDIA repo arch dir: x86_64, sbsa
-    std::string pkg_arch;         ///< dpkg/rpm arch: amd64, arm64 (x86_64/aarch64 on rpm)
-    std::string kernel;           ///< running kernel release (/proc/sys/kernel/osrelease)
-    std::vector<PciGpu> gpus;     ///< NVIDIA display/3D controllers (class 0x03xx) only
-    int nvswitch_count = 0;       ///< NVIDIA PCI bridges (NVSwitch), class 0x0680
+    std::string arch;         ///< uname -m: x86_64, aarch64
+    std::string repo_arch;    ///< NVIDIA repo arch dir: x86_64, sbsa
+    std::string pkg_arch;     ///< dpkg/rpm arch: amd64, arm64 (x86_64/aarch64 on rpm)
+    std::string kernel;       ///< running kernel release (/proc/sys/kernel/osrelease)
+    std::vector<PciGpu> gpus; ///< NVIDIA display/3D controllers (class 0x03xx) only
+    int nvswitch_count = 0;   ///< NVIDIA PCI bridges (NVSwitch), class 0x0680
     bool nouveau_loaded = false;
     std::optional<bool> secure_boot; ///< nullopt: not a UEFI boot or efivars not readable
     std::optional<LoadedDriver> driver;
-    bool kernel_headers = false;  ///< /lib/modules/<kernel>/build exists
-    std::vector<InstalledCuda> cuda;
-    std::optional<std::string> cuda_default_link; ///< target of /usr/local/cuda
+    bool kernel_headers = false;     ///< /lib/modules/<kernel>/build exists
+    std::vector<InstalledCuda> cuda; ///< /usr/local/cuda-*, oldest first
+    /// Where /usr/local/cuda finally points, links followed (it goes through
+    /// /etc/alternatives/cuda on deb installs); nullopt when it is not a link.
+    std::optional<std::string> cuda_default_link;
     std::optional<InstalledCudnn> cudnn;
-    std::map<std::string, std::string> packages; ///< installed NVIDIA-related packages → version
+    /// Installed NVIDIA-related packages → version, from /var/lib/dpkg/status. Empty on the rhel
+    /// family for now (the rpm database needs librpm or `rpm -q`).
+    std::map<std::string, std::string> packages;
     std::uint64_t memory_bytes = 0; ///< MemTotal
     std::optional<DiskSpace> root_disk;
 };
@@ -90,14 +93,18 @@ void classify_os(OsInfo& os);
 [[nodiscard]] std::optional<InstalledCudnn> parse_cudnn_header(std::string_view content);
 /// MemTotal in bytes.
 [[nodiscard]] std::optional<std::uint64_t> parse_meminfo_total(std::string_view content);
-/// Installed ("install ok installed") packages from /var/lib/dpkg/status → version.
+/// Installed ("install ok installed" or held "hold ok installed") packages from
+/// /var/lib/dpkg/status → version. A second architecture of a package is keyed "name:arch".
 [[nodiscard]] std::map<std::string, std::string> parse_dpkg_status(std::string_view content);
+/// Whether a package belongs to the NVIDIA stack (driver, CUDA, cuDNN, NCCL, container toolkit,
+/// DCGM): the filter for HostFacts::packages.
+[[nodiscard]] bool is_nvidia_package(std::string_view name);
 /// Whether a module name appears at the start of a /proc/modules line.
 [[nodiscard]] bool proc_modules_has(std::string_view content, std::string_view module);
 /// The SecureBoot efivar: 4 attribute bytes then the value byte.
 [[nodiscard]] std::optional<bool> parse_secure_boot_efivar(std::string_view bytes);
 
-/// JSON form of the facts (the `facts --json` document; schema in docs/json.md).
+/// JSON form of the facts (the `facts --json` document; schema in docs/facts.md).
 [[nodiscard]] nlohmann::json facts_to_json(const HostFacts& facts);
 
 } // namespace gpuprov

@@ -1,0 +1,76 @@
+// Assembles HostFacts from the per-fact readers. Everything here is file reads through System;
+// no command runs, so `plan` pays a few milliseconds for facts, not nvidia-smi's second.
+#include "detectors.hpp"
+
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov {
+
+namespace {
+
+std::string repo_arch_of(const std::string& machine) {
+    if (machine == "x86_64") {
+        return "x86_64";
+    }
+    if (machine == "aarch64") {
+        return "sbsa"; // NVIDIA's server-Arm repo; "arm64" there is Jetson cross packages
+    }
+    return {};
+}
+
+std::string pkg_arch_of(const std::string& machine, const std::string& family) {
+    if (family == "debian") {
+        if (machine == "x86_64") {
+            return "amd64";
+        }
+        if (machine == "aarch64") {
+            return "arm64";
+        }
+        return {};
+    }
+    if (family == "rhel" && (machine == "x86_64" || machine == "aarch64")) {
+        return machine;
+    }
+    return {};
+}
+
+bool has_kernel_headers(const System& sys, const std::string& kernel) {
+    if (kernel.empty()) {
+        return false;
+    }
+    // Usually a link into /usr/src/linux-headers-*; a dangling one means the headers package
+    // is gone and DKMS cannot build.
+    return sys.is_dir(facts_detail::resolve_path(sys, "/lib/modules/" + kernel + "/build"));
+}
+
+} // namespace
+
+HostFacts detect_facts(const System& sys, const Matrix& matrix) {
+    using namespace facts_detail;
+    HostFacts facts;
+    facts.os = read_os(sys);
+    facts.arch = sys.machine();
+    facts.repo_arch = repo_arch_of(facts.arch);
+    facts.pkg_arch = pkg_arch_of(facts.arch, facts.os.family);
+    if (const auto release = sys.read_file("/proc/sys/kernel/osrelease")) {
+        facts.kernel = std::string(trim(*release));
+    }
+    facts.kernel_headers = has_kernel_headers(sys, facts.kernel);
+    read_pci(sys, matrix, facts);
+    facts.nouveau_loaded = read_nouveau_loaded(sys);
+    facts.secure_boot = read_secure_boot(sys);
+    facts.driver = read_loaded_driver(sys);
+    facts.cuda = read_cuda_installs(sys);
+    facts.cuda_default_link = read_cuda_default_link(sys);
+    facts.cudnn = read_cudnn(sys);
+    // rpm's database is a SQLite/BDB file that needs librpm or `rpm -q`; left empty on the rhel
+    // family until a package-manager backend provides it.
+    if (facts.os.family != "rhel") {
+        facts.packages = read_dpkg_packages(sys);
+    }
+    facts.memory_bytes = read_memory(sys);
+    facts.root_disk = sys.disk_space("/");
+    return facts;
+}
+
+} // namespace gpuprov

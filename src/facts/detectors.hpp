@@ -1,0 +1,38 @@
+#pragma once
+// Per-fact readers used by detect_facts(). Each reads the host only through System and leaves
+// its fact empty when a file is missing or odd; none runs a command, so detection stays a few
+// milliseconds of file reads (it runs on every `plan`).
+#include <cstdint>
+#include <gpuprov/facts.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuprov {
+class Matrix;
+}
+
+namespace gpuprov::facts_detail {
+
+[[nodiscard]] OsInfo read_os(const System& sys);
+/// Fills gpus (named from `matrix`) and nvswitch_count.
+void read_pci(const System& sys, const Matrix& matrix, HostFacts& facts);
+[[nodiscard]] bool read_nouveau_loaded(const System& sys);
+[[nodiscard]] std::optional<bool> read_secure_boot(const System& sys);
+[[nodiscard]] std::optional<LoadedDriver> read_loaded_driver(const System& sys);
+[[nodiscard]] std::vector<InstalledCuda> read_cuda_installs(const System& sys);
+[[nodiscard]] std::optional<std::string> read_cuda_default_link(const System& sys);
+[[nodiscard]] std::optional<InstalledCudnn> read_cudnn(const System& sys);
+[[nodiscard]] std::map<std::string, std::string> read_dpkg_packages(const System& sys);
+[[nodiscard]] std::uint64_t read_memory(const System& sys);
+
+/// `path` with every symlink in it resolved through System (the alternatives system makes
+/// /usr/local/cuda a two-hop link; --root trees hold absolute links that must stay inside).
+[[nodiscard]] std::string resolve_path(const System& sys, const std::string& path);
+/// resolve_path() of `path` when `path` itself is a link; nullopt when it is not.
+[[nodiscard]] std::optional<std::string> link_target(const System& sys, const std::string& path);
+/// read_file() of resolve_path().
+[[nodiscard]] std::optional<std::string> read_resolved(const System& sys, const std::string& path);
+
+} // namespace gpuprov::facts_detail

@@ -1,0 +1,44 @@
+// Whether nouveau is loaded. Either source is enough: /sys/module/<name> also exists for a
+// built-in nouveau, which /proc/modules does not list, and a sysfs-less container still has
+// /proc/modules.
+#include "detectors.hpp"
+
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov {
+
+bool proc_modules_has(std::string_view content, std::string_view module) {
+    if (module.empty()) {
+        return false;
+    }
+    std::size_t start = 0;
+    while (start < content.size()) {
+        auto end = content.find('\n', start);
+        if (end == std::string_view::npos) {
+            end = content.size();
+        }
+        const auto line = content.substr(start, end - start);
+        // The name is the first column, so "nouveau" must not match "nouveau_foo" or
+        // "drm_nouveau".
+        if (starts_with(line, module) && line.size() > module.size() &&
+            (line[module.size()] == ' ' || line[module.size()] == '\t')) {
+            return true;
+        }
+        start = end + 1;
+    }
+    return false;
+}
+
+namespace facts_detail {
+
+bool read_nouveau_loaded(const System& sys) {
+    if (sys.exists("/sys/module/nouveau")) {
+        return true;
+    }
+    const auto modules = sys.read_file("/proc/modules");
+    return modules && proc_modules_has(*modules, "nouveau");
+}
+
+} // namespace facts_detail
+
+} // namespace gpuprov

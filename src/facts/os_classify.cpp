@@ -1,0 +1,78 @@
+// Which package family, NVIDIA repo directory and profile spelling an os-release means.
+// The supported set is deliberately closed: a host outside it gets an empty repo_slug, and the
+// planner refuses it with a message instead of guessing at a repo that may not exist.
+#include <algorithm>
+#include <array>
+#include <gpuprov/facts.hpp>
+#include <gpuprov/version.hpp>
+#include <string_view>
+
+namespace gpuprov {
+
+namespace {
+
+bool any_of_ids(const OsInfo& os, std::initializer_list<std::string_view> ids) {
+    const auto listed = [&](std::string_view id) {
+        return std::find(ids.begin(), ids.end(), id) != ids.end();
+    };
+    return listed(os.id) || std::any_of(os.id_like.begin(), os.id_like.end(),
+                                        [&](const std::string& like) { return listed(like); });
+}
+
+std::string family_of(const OsInfo& os) {
+    // ID first: Ubuntu says ID_LIKE=debian, but a distro's own ID is the stronger signal.
+    if (os.id == "ubuntu" || os.id == "debian") {
+        return "debian";
+    }
+    if (any_of_ids(os, {"rhel", "rocky", "almalinux", "centos", "ol", "fedora"})) {
+        return "rhel";
+    }
+    if (any_of_ids(os, {"debian", "ubuntu"})) {
+        return "debian";
+    }
+    return {};
+}
+
+// NVIDIA publishes one rhelN repo that Rocky, Alma and Oracle Linux use as well.
+bool is_el_rebuild(const std::string& id) {
+    return id == "rhel" || id == "rocky" || id == "almalinux" || id == "ol";
+}
+
+} // namespace
+
+void classify_os(OsInfo& os) {
+    os.family = family_of(os);
+    os.repo_slug.clear();
+    os.profile_os.clear();
+    if (os.id.empty() || os.version_id.empty()) {
+        return;
+    }
+    const auto version = DottedVersion::parse(os.version_id);
+    const int major = version ? version->major() : 0;
+
+    if (os.id == "ubuntu") {
+        os.profile_os = "ubuntu-" + os.version_id;
+        static constexpr std::array supported{"20.04", "22.04", "24.04"};
+        if (std::find(supported.begin(), supported.end(), os.version_id) != supported.end()) {
+            std::string slug = "ubuntu" + os.version_id;
+            slug.erase(std::remove(slug.begin(), slug.end(), '.'), slug.end());
+            os.repo_slug = slug;
+        }
+    } else if (os.id == "debian" && version) {
+        os.profile_os = "debian-" + std::to_string(major);
+        if (major == 12) {
+            os.repo_slug = "debian12";
+        }
+    } else if (is_el_rebuild(os.id) && version) {
+        // Profiles name the EL major only: a Rocky 9.3 host satisfies `os: [rhel-9]`.
+        os.profile_os = "rhel-" + std::to_string(major);
+        if (major == 8 || major == 9) {
+            os.repo_slug = "rhel" + std::to_string(major);
+        }
+    } else {
+        // Unsupported, but still named, so messages and `host.os` checks can say what it is.
+        os.profile_os = os.id + "-" + os.version_id;
+    }
+}
+
+} // namespace gpuprov
