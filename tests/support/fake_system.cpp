@@ -58,7 +58,9 @@ void FakeSystem::load_tree(const std::string& rel) {
         return;
     }
     for (const auto& entry : fs::recursive_directory_iterator(base)) {
-        const auto target = "/" + fs::relative(entry.path(), base).generic_string();
+        // Lexically: fs::relative() canonicalizes, which follows the fixture's own symlinks
+        // (etc/os-release -> ../usr/lib/os-release) and loses them.
+        const auto target = "/" + entry.path().lexically_relative(base).generic_string();
         if (entry.is_symlink()) {
             add_link(target, fs::read_symlink(entry.path()).string());
         } else if (entry.is_directory()) {
