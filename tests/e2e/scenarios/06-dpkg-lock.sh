@@ -21,7 +21,7 @@ held_for=$((SECONDS - t0))
 log "apply finished ${GP_SECONDS}s after start; lock held ${HOLD}s"
 if ((GP_SECONDS >= HOLD - 3)); then pass "apply waited for the lock (${GP_SECONDS}s >= ~${HOLD}s)"; else
     fail "apply finished in ${GP_SECONDS}s, before the lock was released (held ${HOLD}s; ${held_for}s elapsed)"; fi
-check "output says it is waiting for the dpkg lock" grep -Eqi 'wait.*lock|lock.*(held|wait)' <(gp_output)
+check "stderr says it is waiting for the dpkg lock" grep -Eqi 'wait.*lock|lock.*(held|wait)' "$GP_STDERR"
 assert_pkg cuda-toolkit-12-4 12.4.1-1
 assert_eq "dpkg --audit is empty" "" "$(dpkg_audit)"
 assert_eq "journal result" "done" "$(journal_result)"
