@@ -43,8 +43,9 @@ struct LoadedDriver {
 };
 
 struct InstalledCuda {
-    std::string path;    ///< "/usr/local/cuda-12.4"
-    std::string version; ///< "12.4.1" (version.json) or "11.0.228" (version.txt)
+    std::string path; ///< "/usr/local/cuda-12.4"
+    /// "12.4.1" (version.json), "11.0.228" (version.txt) or "13.0" (include/cuda.h)
+    std::string version;
 };
 
 struct InstalledCudnn {
@@ -90,6 +91,9 @@ void classify_os(OsInfo& os);
 /// "version" of the `cuda` entry in version.json, or the number in a CUDA ≤ 11.0 version.txt.
 [[nodiscard]] std::optional<std::string> parse_cuda_version_json(std::string_view content);
 [[nodiscard]] std::optional<std::string> parse_cuda_version_txt(std::string_view content);
+/// "X.Y" from `#define CUDA_VERSION 13000` in include/cuda.h: the last resort for toolkits
+/// assembled without version.json (pip wheels, some containers).
+[[nodiscard]] std::optional<std::string> parse_cuda_h_version(std::string_view content);
 [[nodiscard]] std::optional<InstalledCudnn> parse_cudnn_header(std::string_view content);
 /// MemTotal in bytes.
 [[nodiscard]] std::optional<std::uint64_t> parse_meminfo_total(std::string_view content);

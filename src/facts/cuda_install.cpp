@@ -44,6 +44,21 @@ std::optional<std::string> parse_cuda_version_txt(std::string_view content) {
     return std::string(token);
 }
 
+std::optional<std::string> parse_cuda_h_version(std::string_view content) {
+    static constexpr std::string_view marker = "#define CUDA_VERSION ";
+    const auto at = content.find(marker);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    auto rest = content.substr(at + marker.size());
+    const auto value = parse_int(rest.substr(0, rest.find('\n')));
+    // major * 1000 + minor * 10 since CUDA 2.x; anything else is not that define.
+    if (!value || *value < 1000 || *value % 10 != 0) {
+        return std::nullopt;
+    }
+    return std::to_string(*value / 1000) + "." + std::to_string(*value % 1000 / 10);
+}
+
 namespace facts_detail {
 
 std::vector<InstalledCuda> read_cuda_installs(const System& sys) {
@@ -59,9 +74,12 @@ std::vector<InstalledCuda> read_cuda_installs(const System& sys) {
         } else if (const auto txt = sys.read_file(dir + "/version.txt")) {
             // version.txt was dropped in CUDA 11.1; older toolkits have only this.
             version = parse_cuda_version_txt(*txt);
+        } else if (const auto header = sys.read_file(dir + "/include/cuda.h")) {
+            // A 1 MB read, paid only by toolkits that ship neither version file.
+            version = parse_cuda_h_version(*header);
         }
-        // A directory without a readable version is a leftover of a removed toolkit, not a
-        // usable install.
+        // A directory without any of these is a leftover of a removed toolkit, not a usable
+        // install.
         if (version) {
             found.push_back({dir, *version});
         }

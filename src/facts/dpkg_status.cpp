@@ -27,13 +27,13 @@ std::string_view field_value(std::string_view line, std::string_view field) {
 /// "install ok installed" and "hold ok installed" (apt-mark hold, which gpuprov itself uses
 /// for drivers) are installed; "deinstall ok config-files" and half-installed states are not.
 bool installed(std::string_view status) {
-    const auto words = split(status, ' ');
-    return words.size() == 3 && (words[0] == "install" || words[0] == "hold") && words[1] == "ok" &&
-           words[2] == "installed";
+    return status == "install ok installed" || status == "hold ok installed";
 }
 
-void finish(const Stanza& s, std::map<std::string, std::string>& out) {
-    if (s.package.empty() || s.version.empty() || !installed(s.status)) {
+using NameFilter = bool (*)(std::string_view);
+
+void finish(const Stanza& s, NameFilter keep, std::map<std::string, std::string>& out) {
+    if (s.package.empty() || s.version.empty() || !installed(s.status) || !keep(s.package)) {
         return;
     }
     std::string name(s.package);
@@ -46,9 +46,9 @@ void finish(const Stanza& s, std::map<std::string, std::string>& out) {
     out.emplace(std::move(name), std::string(s.version));
 }
 
-} // namespace
-
-std::map<std::string, std::string> parse_dpkg_status(std::string_view content) {
+/// One pass over the file; only names `keep` accepts are copied out, since a status file holds
+/// a thousand-odd packages of which facts want a dozen.
+std::map<std::string, std::string> parse_status(std::string_view content, NameFilter keep) {
     std::map<std::string, std::string> out;
     Stanza current;
     std::size_t start = 0;
@@ -63,7 +63,7 @@ std::map<std::string, std::string> parse_dpkg_status(std::string_view content) {
         }
         start = end + 1;
         if (trim(line).empty()) {
-            finish(current, out);
+            finish(current, keep, out);
             current = {};
             continue;
         }
@@ -80,8 +80,14 @@ std::map<std::string, std::string> parse_dpkg_status(std::string_view content) {
             current.status = v4;
         }
     }
-    finish(current, out);
+    finish(current, keep, out);
     return out;
+}
+
+} // namespace
+
+std::map<std::string, std::string> parse_dpkg_status(std::string_view content) {
+    return parse_status(content, [](std::string_view) { return true; });
 }
 
 bool is_nvidia_package(std::string_view name) {
@@ -124,14 +130,7 @@ std::map<std::string, std::string> read_dpkg_packages(const System& sys) {
     if (!status) {
         return {};
     }
-    auto all = parse_dpkg_status(*status);
-    std::map<std::string, std::string> nvidia;
-    for (auto& [name, version] : all) {
-        if (is_nvidia_package(name)) {
-            nvidia.emplace(name, std::move(version));
-        }
-    }
-    return nvidia;
+    return parse_status(*status, is_nvidia_package);
 }
 
 } // namespace facts_detail

@@ -152,7 +152,7 @@ TEST(DetectHost, Ubuntu2404HgxH100WithOpenDriverAndCuda13) {
     EXPECT_EQ(f.packages.at("libnccl2"), "2.27.7-1+cuda13.0");
 }
 
-TEST(DetectHost, Debian12TwoT4NoDriver) {
+TEST(DetectHost, Debian12TwoT4NoDriverWheelAssembledCuda) {
     const auto f = detect_host("debian-12");
     EXPECT_EQ(f.os.repo_slug, "debian12");
     EXPECT_EQ(f.os.family, "debian");
@@ -171,7 +171,11 @@ TEST(DetectHost, Debian12TwoT4NoDriver) {
     EXPECT_FALSE(f.nouveau_loaded);
     EXPECT_EQ(f.secure_boot, std::optional<bool>(false));
     EXPECT_FALSE(f.driver);
-    EXPECT_TRUE(f.cuda.empty());
+    // No version.json or version.txt: the version comes from include/cuda.h.
+    ASSERT_EQ(f.cuda.size(), 1u);
+    EXPECT_EQ(f.cuda[0].path, "/usr/local/cuda-13.0");
+    EXPECT_EQ(f.cuda[0].version, "13.0");
+    EXPECT_EQ(f.cuda_default_link, "/usr/local/cuda-13.0");
     EXPECT_FALSE(f.cudnn);
     EXPECT_TRUE(f.packages.empty());
     EXPECT_EQ(f.memory_bytes, 61678544ull * 1024);

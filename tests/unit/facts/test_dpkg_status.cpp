@@ -47,6 +47,14 @@ TEST(DpkgStatus, ContinuationLinesAreNotFields) {
     EXPECT_EQ(pkgs, (std::map<std::string, std::string>{{"z", "3"}}));
 }
 
+TEST(DpkgStatus, StatusMustBeExact) {
+    // dpkg writes single spaces; a mangled line is not trusted to mean installed.
+    const auto pkgs = parse_dpkg_status("Package: a\nStatus: install  ok installed\nVersion: 1\n\n"
+                                        "Package: b\nStatus: install ok installed extra\n"
+                                        "Version: 1\n");
+    EXPECT_TRUE(pkgs.empty());
+}
+
 TEST(DpkgStatus, Garbage) {
     EXPECT_TRUE(parse_dpkg_status("").empty());
     EXPECT_TRUE(parse_dpkg_status("\n\n\n").empty());

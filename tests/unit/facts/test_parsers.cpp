@@ -85,6 +85,19 @@ TEST(CudaVersion, Txt) {
     EXPECT_FALSE(parse_cuda_version_txt("nothing here"));
 }
 
+TEST(CudaVersion, CudaHeaderDefine) {
+    EXPECT_EQ(
+        parse_cuda_h_version(read_fixture("hosts/debian-12/usr/local/cuda-13.0/include/cuda.h")),
+        "13.0");
+    EXPECT_EQ(parse_cuda_h_version("#define CUDA_VERSION 12040\n"), "12.4");
+    EXPECT_EQ(parse_cuda_h_version("#define CUDA_VERSION 11080"), "11.8");
+    EXPECT_FALSE(parse_cuda_h_version("#define CUDA_VERSION_MAJOR 13\n"));
+    EXPECT_FALSE(parse_cuda_h_version("#define CUDA_VERSION 13\n"));
+    EXPECT_FALSE(parse_cuda_h_version("#define CUDA_VERSION 12041\n"));
+    EXPECT_FALSE(parse_cuda_h_version("#define CUDA_VERSION abc\n"));
+    EXPECT_FALSE(parse_cuda_h_version(""));
+}
+
 // ---- cudnn_version.h ----
 
 TEST(CudnnHeader, Cudnn9) {
