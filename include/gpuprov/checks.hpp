@@ -6,7 +6,7 @@
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/system.hpp>
-
+#include <string_view>
 #include <vector>
 
 namespace gpuprov {
@@ -31,7 +31,14 @@ struct VerifyInput {
 [[nodiscard]] std::vector<CheckOutcome> check_container_toolkit(const VerifyInput&, const System&);
 [[nodiscard]] std::vector<CheckOutcome> check_fabric_manager(const VerifyInput&, const System&);
 [[nodiscard]] std::vector<CheckOutcome> check_persistence(const VerifyInput&, const System&);
-/// Every check the profile implies, in step order (what `gpuprov verify` prints).
+/// Every check the profile implies, in step order (what `gpuprov verify` prints). Checks of
+/// steps in the profile's `steps.skip` are left out.
 [[nodiscard]] std::vector<CheckOutcome> verify_profile(const VerifyInput&, const System&);
+
+/// Whether an nvidia-smi GPU name is of a profile model: "NVIDIA A100-SXM4-80GB" is an "A100",
+/// "Tesla T4" a "T4"; "NVIDIA A100 80GB PCIe" is not an "A10". Case-insensitive word match.
+[[nodiscard]] bool gpu_name_matches_model(std::string_view smi_name, std::string_view model);
+/// Fabric manager is wanted: `enabled`, or `auto` on a host with NVSwitch bridges.
+[[nodiscard]] bool fabric_manager_wanted(const Profile& profile, const HostFacts& facts);
 
 } // namespace gpuprov

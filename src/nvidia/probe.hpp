@@ -1,0 +1,37 @@
+#pragma once
+// Shared by the checks and the doctor: running a read-only probe with a bounded timeout and
+// turning its result into the short texts an outcome or finding shows.
+#include <chrono>
+#include <gpuprov/check.hpp>
+#include <gpuprov/nvidia_smi.hpp>
+#include <gpuprov/system.hpp>
+#include <string>
+#include <vector>
+
+namespace gpuprov::nvidia_detail {
+
+// A probe that hangs (nvidia-smi on a wedged GPU can) must not hang verify or doctor.
+inline constexpr std::chrono::seconds kProbeTimeout{30};
+
+[[nodiscard]] CommandResult probe(const System& sys, std::vector<std::string> argv);
+/// stdout then stderr, trimmed.
+[[nodiscard]] std::string output_of(const CommandResult& r);
+/// At most `max_lines` leading lines of `text`, trimmed.
+[[nodiscard]] std::string head_lines(std::string_view text, std::size_t max_lines = 4);
+/// "not installed", "timed out after 30 s", "exit status 9".
+[[nodiscard]] std::string failure_text(const CommandResult& r);
+
+struct GpuQuery {
+    std::string command; ///< display form of the argv
+    CommandResult result;
+    std::vector<SmiGpu> gpus;
+    [[nodiscard]] bool ok() const { return result.ok() && !gpus.empty(); }
+};
+[[nodiscard]] GpuQuery query_gpus(const System& sys);
+
+/// An outcome with its identity filled in; the caller sets the rest.
+[[nodiscard]] CheckOutcome make_outcome(std::string id, std::string step, std::string command);
+/// Sets passed and clears the fix when it passed.
+void settle(CheckOutcome& c, bool passed);
+
+} // namespace gpuprov::nvidia_detail

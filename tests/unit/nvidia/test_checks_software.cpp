@@ -1,0 +1,156 @@
+#include "nvidia_test_util.hpp"
+
+using namespace gpuprov;
+using namespace gpuprov::testing;
+
+namespace {
+
+const std::vector<std::string> kLdconfig = {"/sbin/ldconfig", "-p"};
+const std::vector<std::string> kNvcc = {"/usr/local/cuda-12.2/bin/nvcc", "--version"};
+
+struct Host {
+    FakeSystem sys;
+    HostFacts facts = debian_facts();
+    Profile profile = driver_profile("535", "12.2");
+    std::vector<CheckOutcome> run(decltype(&check_cuda_toolkit) fn) const {
+        return fn({profile, facts, Matrix::builtin()}, sys);
+    }
+};
+
+} // namespace
+
+TEST(CheckCuda, NvccAndVersionJsonAgree) {
+    Host h;
+    h.sys.on_command(kNvcc, answer_ok(read_fixture("cmd/nvcc/cuda-12.2.txt")));
+    h.sys.add_file("/usr/local/cuda-12.2/version.json",
+                   read_fixture("cmd/files/cuda-12.2-version.json"));
+    const auto checks = h.run(check_cuda_toolkit);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_TRUE(checks[0].passed) << checks[0].found;
+    EXPECT_EQ(checks[0].found, "release 12.2, V12.2.140");
+    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+    EXPECT_EQ(checks[1].found, "12.2.2");
+}
+
+TEST(CheckCuda, WrongReleaseAndMissingToolkit) {
+    Host h;
+    h.sys.on_command(kNvcc, answer_ok(read_fixture("cmd/nvcc/cuda-12.4.txt")));
+    auto checks = h.run(check_cuda_toolkit);
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_EQ(checks[1].found, "missing");
+    EXPECT_FALSE(checks[1].passed);
+
+    h.sys.on_command(kNvcc, answer_missing());
+    checks = h.run(check_cuda_toolkit);
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_EQ(checks[0].found, "not installed (command not found)");
+    EXPECT_NE(checks[0].fix.find("--only cuda-toolkit"), std::string::npos);
+}
+
+TEST(CheckCudnn, Cudnn8HeaderAndLibrary) {
+    Host h;
+    h.profile.cudnn = CudnnSpec{.version = "8.9"};
+    h.sys.add_file("/usr/include/x86_64-linux-gnu/cudnn_version_v8.h",
+                   read_fixture("cmd/files/cudnn_version-8.9.4.h"));
+    h.sys.on_command(kLdconfig, answer_ok(read_fixture("cmd/ldconfig/cudnn8-nccl-full.txt")));
+    const auto checks = h.run(check_cudnn);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_TRUE(checks[0].passed) << checks[0].found;
+    EXPECT_EQ(checks[0].found, "8.9.4");
+    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+    EXPECT_EQ(checks[1].found, "/lib/x86_64-linux-gnu/libcudnn.so.8");
+}
+
+TEST(CheckCudnn, Cudnn9HeaderButNoMainLibraryInCache) {
+    Host h;
+    h.profile.cudnn = CudnnSpec{.version = "9"};
+    h.sys.add_file("/usr/include/cudnn_version.h", read_fixture("cmd/files/cudnn_version-9.2.0.h"));
+    h.sys.on_command(kLdconfig, answer_ok(read_fixture("cmd/ldconfig/cudnn9-grep.txt")));
+    const auto checks = h.run(check_cudnn);
+    EXPECT_TRUE(checks[0].passed);
+    EXPECT_FALSE(checks[1].passed);
+    EXPECT_EQ(checks[1].found, "absent");
+}
+
+TEST(CheckCudnn, WrongMinor) {
+    Host h;
+    h.profile.cudnn = CudnnSpec{.version = "8.6"};
+    h.sys.add_file("/usr/include/x86_64-linux-gnu/cudnn_version_v8.h",
+                   read_fixture("cmd/files/cudnn_version-8.9.4.h"));
+    h.sys.on_command(kLdconfig, answer_ok(read_fixture("cmd/ldconfig/cudnn8-nccl-full.txt")));
+    EXPECT_FALSE(h.run(check_cudnn)[0].passed);
+}
+
+TEST(CheckNccl, PackageBuiltForProfileCudaMajor) {
+    Host h;
+    h.profile.nccl = true;
+    h.sys.on_command(kLdconfig, answer_ok(read_fixture("cmd/ldconfig/nccl-grep.txt")));
+    h.sys.on_command({"dpkg-query", "-W", "-f=${Version}", "libnccl2"},
+                     answer_ok(read_fixture("cmd/dpkg/query-libnccl2.txt")));
+    auto checks = h.run(check_nccl);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_TRUE(checks[0].passed);
+    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+    EXPECT_EQ(checks[1].found, "2.22.3-1+cuda12.2");
+
+    h.profile.cuda = CudaSpec{.version = "13.0"};
+    checks = h.run(check_nccl);
+    EXPECT_FALSE(checks[1].passed);
+    EXPECT_EQ(checks[1].expected, "libnccl2 built for +cuda13.x");
+}
+
+TEST(CheckContainer, DockerDaemonJsonFromNvidiaCtk) {
+    Host h;
+    h.profile.container = ContainerSpec{.toolkit = true, .runtime = "docker"};
+    h.sys.on_command({"nvidia-ctk", "--version"},
+                     answer_ok("NVIDIA Container Toolkit CLI version 1.19.1\n"));
+    h.sys.add_file("/etc/docker/daemon.json", read_fixture("cmd/files/docker-daemon.json"));
+    auto checks = h.run(check_container_toolkit);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_TRUE(checks[0].passed);
+    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+
+    h.sys.add_file("/etc/docker/daemon.json", "{\"log-driver\": \"journald\"}\n");
+    checks = h.run(check_container_toolkit);
+    EXPECT_FALSE(checks[1].passed);
+    EXPECT_NE(checks[1].fix.find("nvidia-ctk runtime configure --runtime=docker"),
+              std::string::npos);
+}
+
+TEST(CheckContainer, ContainerdDropInAndMissingCtk) {
+    Host h;
+    h.profile.container = ContainerSpec{.toolkit = true, .runtime = "containerd"};
+    h.sys.on_command({"nvidia-ctk", "--version"}, answer_missing());
+    h.sys.add_file("/etc/containerd/conf.d/99-nvidia.toml", "[plugins]\n");
+    const auto checks = h.run(check_container_toolkit);
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_TRUE(checks[1].passed);
+}
+
+TEST(CheckFabricManager, OnlyWithNvswitchesAndMustBeActive) {
+    Host h;
+    EXPECT_TRUE(h.run(check_fabric_manager).empty()); // auto, no NVSwitch bridges
+    h.facts.nvswitch_count = 4;
+    h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"},
+                     answer_failed(3, "", "inactive\n"));
+    auto checks = h.run(check_fabric_manager);
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_EQ(checks[0].found, "inactive");
+    h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
+    EXPECT_TRUE(h.run(check_fabric_manager)[0].passed);
+    h.profile.fabric_manager = FabricManagerMode::disabled;
+    EXPECT_TRUE(h.run(check_fabric_manager).empty());
+}
+
+TEST(CheckPersistence, DisabledGpuFails) {
+    Host h;
+    h.profile.tuning.persistence_mode = true;
+    script_query(h.sys, "query-550-h200.csv");
+    auto checks = h.run(check_persistence);
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_EQ(checks[0].found, "Disabled on 1 of 1");
+    script_query(h.sys, "query-580-a100.csv");
+    EXPECT_TRUE(h.run(check_persistence)[0].passed);
+}
