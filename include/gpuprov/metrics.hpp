@@ -1,0 +1,34 @@
+#pragma once
+// `gpuprov metrics`: GPU gauges and provisioning state in the Prometheus text exposition
+// format 0.0.4, for node_exporter's textfile collector (docs/metrics.md).
+#include <filesystem>
+#include <gpuprov/journal.hpp>
+#include <gpuprov/nvidia_smi.hpp>
+#include <gpuprov/system.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuprov {
+
+struct MetricsSnapshot {
+    bool smi_up = false; ///< nvidia-smi answered
+    std::vector<SmiGpu> gpus;
+    std::optional<Journal> journal;
+};
+
+/// Runs the nvidia-smi query and reads the journal (an unreadable journal counts as none).
+[[nodiscard]] MetricsSnapshot collect_metrics(const System& sys);
+/// The exposition text: # HELP and # TYPE for every family, one sample per line.
+[[nodiscard]] std::string render_metrics(const MetricsSnapshot& snapshot);
+/// Writes DIR/gpuprov.prom atomically, so the collector never reads half a file.
+void write_textfile(System& sys, const std::filesystem::path& dir, std::string_view text);
+
+/// A label value escaped per the format: backslash, double quote and newline.
+[[nodiscard]] std::string escape_label_value(std::string_view value);
+/// Seconds since the epoch of an RFC 3339 timestamp ("2026-03-01T10:00:00Z", offsets and
+/// fractions allowed), or nullopt.
+[[nodiscard]] std::optional<double> parse_rfc3339(std::string_view text);
+
+} // namespace gpuprov

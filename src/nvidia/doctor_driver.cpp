@@ -1,0 +1,192 @@
+#include "doctor_parts.hpp"
+
+#include <algorithm>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov::nvidia_detail {
+
+namespace {
+
+constexpr const char* kProcVersion = "/proc/driver/nvidia/version";
+constexpr const char* kRebootRequired = "/var/run/reboot-required";
+
+// "535.129.03-0ubuntu1" → "535.129.03"; "1:535.x-1" → "535.x".
+std::string upstream_version(std::string v) {
+    if (const auto colon = v.find(':'); colon != std::string::npos) {
+        v.erase(0, colon + 1);
+    }
+    return v.substr(0, v.find('-'));
+}
+
+std::string package_lines(const std::map<std::string, std::string>& pkgs) {
+    std::vector<std::string> rows;
+    for (const auto& [name, version] : pkgs) {
+        rows.push_back(name + " " + version);
+        if (rows.size() == 4) {
+            break;
+        }
+    }
+    return join(rows, "\n");
+}
+
+Evidence smi_evidence(const DoctorContext& ctx) {
+    return {ctx.smi.command, ctx.smi.result.not_found ? "nvidia-smi: command not found"
+                                                      : head_lines(output_of(ctx.smi.result))};
+}
+
+void mismatch(const DoctorContext& ctx, const std::map<std::string, std::string>& pkgs,
+              std::vector<Finding>& out) {
+    Finding f{.id = "nvml-mismatch", .severity = "error"};
+    std::string userspace;
+    for (const auto& [name, version] : pkgs) {
+        userspace = upstream_version(version);
+        break;
+    }
+    const auto proc = ctx.sys.read_file(kProcVersion);
+    const auto loaded = proc ? parse_proc_driver_version(*proc) : std::nullopt;
+    f.summary = "NVML driver/library version mismatch: userspace " +
+                (userspace.empty() ? std::string("unknown") : userspace) +
+                ", loaded kernel module " + (loaded ? loaded->version : std::string("unknown"));
+    f.evidence.push_back(smi_evidence(ctx));
+    if (proc) {
+        f.evidence.push_back({kProcVersion, head_lines(*proc, 1)});
+    }
+    if (!pkgs.empty()) {
+        f.evidence.push_back({"dpkg-query/rpm (installed driver packages)", package_lines(pkgs)});
+    }
+    f.fix = "the driver packages were upgraded but the old kernel module is still loaded: reboot "
+            "(or stop every GPU process and reload the nvidia modules)";
+    out.push_back(std::move(f));
+}
+
+bool module_signed(const DoctorContext& ctx, Evidence& ev) {
+    const std::vector<std::string> argv = {"modinfo", "-F", "signer", "nvidia"};
+    const auto r = probe(ctx.sys, argv);
+    const auto signer = std::string(trim(r.out));
+    ev = {display_argv(argv),
+          r.ok() ? (signer.empty() ? "(no signer)" : signer) : head_lines(output_of(r))};
+    return r.ok() && !signer.empty();
+}
+
+void not_loaded(const DoctorContext& ctx, const std::map<std::string, std::string>& pkgs,
+                std::vector<Finding>& out) {
+    const auto size_before = out.size();
+    const bool reboot_file = ctx.sys.exists(kRebootRequired);
+    const bool reboot_journal =
+        ctx.options.journal != nullptr && ctx.options.journal->reboot_pending;
+    if (reboot_file || reboot_journal) {
+        Finding f{.id = "driver-reboot-pending", .severity = "error"};
+        f.summary = "the driver is installed but the host has not rebooted since";
+        f.evidence.push_back(smi_evidence(ctx));
+        if (reboot_file) {
+            const auto pkgs_file = ctx.sys.read_file(std::string(kRebootRequired) + ".pkgs");
+            f.evidence.push_back({kRebootRequired, head_lines(pkgs_file.value_or("present"))});
+        }
+        if (reboot_journal) {
+            f.evidence.push_back({kJournalPath, "reboot_pending: true"});
+        }
+        f.fix = "reboot; gpuprov-resume.service continues the apply afterwards";
+        out.push_back(std::move(f));
+    }
+    if (ctx.facts.secure_boot == true) {
+        Evidence signer;
+        if (!module_signed(ctx, signer)) {
+            Finding f{.id = "secure-boot-unsigned-module", .severity = "error"};
+            f.summary = "Secure Boot is on and the nvidia module is not signed, so the kernel "
+                        "refuses to load it";
+            f.evidence.push_back(smi_evidence(ctx));
+            f.evidence.push_back(
+                {"/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+                 "SecureBoot enabled"});
+            f.evidence.push_back(signer);
+            f.fix = "enroll the DKMS signing key (mokutil --import /var/lib/dkms/mok.pub, confirm "
+                    "in MokManager at the next boot), or install the distribution's pre-signed "
+                    "modules (Ubuntu: linux-modules-nvidia-<branch>-<flavour>)";
+            out.push_back(std::move(f));
+        }
+    }
+    const auto bound = std::find_if(ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
+                                    [](const PciGpu& g) { return g.driver == "nouveau"; });
+    if (ctx.facts.nouveau_loaded || bound != ctx.facts.gpus.end()) {
+        Finding f{.id = "nouveau-bound", .severity = "error"};
+        f.summary = "the nouveau driver holds the GPU, so the nvidia module cannot bind it";
+        f.evidence.push_back(smi_evidence(ctx));
+        if (bound != ctx.facts.gpus.end()) {
+            f.evidence.push_back(
+                {"/sys/bus/pci/devices/" + bound->address + "/driver", "-> nouveau"});
+        } else {
+            f.evidence.push_back({"/proc/modules", "nouveau loaded"});
+        }
+        f.fix = "blacklist nouveau and rebuild the initramfs (" +
+                apply_hint(ctx.options, "nouveau") + "), then reboot";
+        out.push_back(std::move(f));
+    }
+    if (out.size() == size_before) {
+        Finding f{.id = "driver-not-loaded", .severity = "error"};
+        f.summary = "driver packages are installed but the nvidia kernel module is not loaded";
+        f.evidence.push_back(smi_evidence(ctx));
+        f.evidence.push_back({"installed driver packages", package_lines(pkgs)});
+        f.fix = "run `modprobe nvidia` and read `dmesg | grep -i nvrm`; check that DKMS built the "
+                "module for this kernel (`dkms status`)";
+        out.push_back(std::move(f));
+    }
+}
+
+void dkms_kernel(const DoctorContext& ctx, std::vector<Finding>& out) {
+    const std::vector<std::string> argv = {"dkms", "status"};
+    const auto r = probe(ctx.sys, argv);
+    if (!r.ok()) {
+        return; // no DKMS: pre-built modules (linux-modules-nvidia, precompiled kmods)
+    }
+    std::vector<DkmsEntry> nvidia;
+    for (auto& e : parse_dkms_status(r.out)) {
+        if (starts_with(e.module, "nvidia")) {
+            nvidia.push_back(std::move(e));
+        }
+    }
+    if (nvidia.empty() || ctx.facts.kernel.empty()) {
+        return;
+    }
+    const bool built = std::any_of(nvidia.begin(), nvidia.end(), [&](const DkmsEntry& e) {
+        return e.kernel == ctx.facts.kernel && starts_with(e.state, "installed");
+    });
+    if (built) {
+        return;
+    }
+    Finding f{.id = "dkms-module-missing", .severity = "error"};
+    f.summary = "DKMS has no nvidia module for the running kernel " + ctx.facts.kernel +
+                " (kernel upgraded without a module build)";
+    f.evidence.push_back({display_argv(argv), head_lines(r.out)});
+    f.evidence.push_back({"/proc/sys/kernel/osrelease", ctx.facts.kernel});
+    const auto headers = ctx.facts.os.family == "rhel"
+                             ? "dnf install kernel-devel-" + ctx.facts.kernel
+                             : "apt-get install linux-headers-" + ctx.facts.kernel;
+    f.fix = headers + " && dkms autoinstall -k " + ctx.facts.kernel +
+            ", then modprobe nvidia; `driver.hold_kernel: true` stops it recurring";
+    out.push_back(std::move(f));
+}
+
+} // namespace
+
+void diagnose_driver(const DoctorContext& ctx, std::vector<Finding>& out) {
+    const auto pkgs = driver_packages(ctx.facts);
+    if (!ctx.smi.result.ok()) {
+        const auto failure = classify_smi_failure(output_of(ctx.smi.result));
+        if (failure == SmiFailure::version_mismatch) {
+            mismatch(ctx, pkgs, out);
+        } else if (pkgs.empty()) {
+            Finding f{.id = "driver-not-installed", .severity = "error"};
+            f.summary = "no NVIDIA driver package is installed";
+            f.evidence.push_back(smi_evidence(ctx));
+            f.fix = "install the driver: " + apply_hint(ctx.options, "driver");
+            out.push_back(std::move(f));
+        } else {
+            not_loaded(ctx, pkgs, out);
+        }
+    }
+    if (!pkgs.empty()) {
+        dkms_kernel(ctx, out);
+    }
+}
+
+} // namespace gpuprov::nvidia_detail

@@ -1,0 +1,93 @@
+#include "doctor_test_util.hpp"
+
+using namespace gpuprov;
+using namespace gpuprov::testing;
+
+TEST(DoctorDriver, HealthyHostHasNoFindings) {
+    DoctorHost h;
+    EXPECT_TRUE(h.run().empty());
+}
+
+TEST(DoctorDriver, NoDriverPackage) {
+    DoctorHost h;
+    h.facts.packages.clear();
+    h.sys.on_command(smi_query_argv(), answer_missing());
+    const auto findings = h.run();
+    EXPECT_EQ(finding_ids(findings), std::vector<std::string>{"driver-not-installed"});
+    EXPECT_EQ(findings[0].severity, "error");
+    EXPECT_NE(findings[0].fix.find("--only driver"), std::string::npos);
+}
+
+TEST(DoctorDriver, RebootPendingFromFileOrJournal) {
+    DoctorHost h;
+    script_query_error(h.sys, "error-driver-not-loaded.txt");
+    h.sys.add_file("/var/run/reboot-required", "*** System restart required ***\n");
+    h.sys.add_file("/var/run/reboot-required.pkgs", "nvidia-dkms-535\n");
+    auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"driver-reboot-pending"});
+    EXPECT_EQ(findings[0].evidence[1].excerpt, "nvidia-dkms-535");
+    EXPECT_NE(findings[0].evidence[0].excerpt.find("couldn't communicate"), std::string::npos);
+
+    DoctorHost j;
+    script_query_error(j.sys, "error-driver-not-loaded-2lines.txt");
+    Journal journal;
+    journal.reboot_pending = true;
+    j.options.journal = &journal;
+    EXPECT_EQ(finding_ids(j.run()), std::vector<std::string>{"driver-reboot-pending"});
+}
+
+TEST(DoctorDriver, SecureBootWithUnsignedModule) {
+    DoctorHost h;
+    script_query_error(h.sys, "error-driver-not-loaded.txt");
+    h.facts.secure_boot = true;
+    h.sys.on_command({"modinfo", "-F", "signer", "nvidia"}, answer_ok("\n"));
+    auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"secure-boot-unsigned-module"});
+    EXPECT_NE(findings[0].fix.find("mokutil --import"), std::string::npos);
+
+    // A DKMS-signed module is not this problem: the generic finding remains.
+    h.sys.on_command({"modinfo", "-F", "signer", "nvidia"}, answer_ok("DKMS module signing key\n"));
+    EXPECT_EQ(finding_ids(h.run()), std::vector<std::string>{"driver-not-loaded"});
+}
+
+TEST(DoctorDriver, NouveauStillBound) {
+    DoctorHost h;
+    script_query_error(h.sys, "error-driver-not-loaded.txt");
+    PciGpu gpu;
+    gpu.address = "0000:17:00.0";
+    gpu.driver = "nouveau";
+    h.facts.gpus.push_back(gpu);
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"nouveau-bound"});
+    EXPECT_EQ(findings[0].evidence[1].command, "/sys/bus/pci/devices/0000:17:00.0/driver");
+}
+
+TEST(DoctorDriver, NvmlMismatchNamesBothVersions) {
+    DoctorHost h;
+    script_query_error(h.sys, "error-nvml-mismatch.txt");
+    h.sys.add_file("/proc/driver/nvidia/version",
+                   read_fixture("cmd/files/proc-driver-version-515.txt"));
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"nvml-mismatch"});
+    EXPECT_EQ(findings[0].summary, "NVML driver/library version mismatch: userspace 535.129.03, "
+                                   "loaded kernel module 515.76");
+    EXPECT_NE(findings[0].fix.find("reboot"), std::string::npos);
+}
+
+TEST(DoctorDriver, KernelUpgradedWithoutDkmsBuild) {
+    DoctorHost h;
+    h.facts.kernel = "6.8.0-45-generic";
+    script_query_error(h.sys, "error-driver-not-loaded.txt");
+    const auto findings = h.run();
+    ASSERT_NE(find_finding(findings, "dkms-module-missing"), nullptr);
+    const auto& f = *find_finding(findings, "dkms-module-missing");
+    EXPECT_NE(f.fix.find("linux-headers-6.8.0-45-generic"), std::string::npos);
+    EXPECT_NE(f.evidence[0].excerpt.find("5.15.0-91-generic"), std::string::npos);
+}
+
+TEST(DoctorDriver, OldDkmsFormatForRunningKernelIsFine) {
+    DoctorHost h;
+    h.facts.kernel = "5.11.0-36-generic";
+    h.sys.on_command({"dkms", "status"}, answer_ok(read_fixture("cmd/dkms/old-form-460.txt")));
+    EXPECT_EQ(find_finding(h.run(), "dkms-module-missing"), nullptr);
+}

@@ -1,0 +1,89 @@
+#include "doctor_test_util.hpp"
+
+using namespace gpuprov;
+using namespace gpuprov::testing;
+
+TEST(DoctorToolkit, CudaNewerThanDriverSupports) {
+    DoctorHost h;
+    h.facts.cuda = {{"/usr/local/cuda-12.4", "12.4.1"}};
+    h.options.matrix = &Matrix::builtin();
+    auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"cuda-newer-than-driver"});
+    EXPECT_EQ(findings[0].severity, "warning"); // same major: minor-version compatibility
+    EXPECT_NE(findings[0].summary.find("(CUDA 12.2)"), std::string::npos);
+    EXPECT_NE(findings[0].fix.find("550.54.14"), std::string::npos);
+
+    h.facts.cuda = {{"/usr/local/cuda-13.0", "13.0.2"}};
+    findings = h.run();
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_EQ(findings[0].severity, "error");
+
+    h.facts.cuda = {{"/usr/local/cuda-12.2", "12.2.2"}};
+    EXPECT_TRUE(h.run().empty());
+}
+
+TEST(DoctorToolkit, NvccNotOnPath) {
+    DoctorHost h;
+    h.facts.cuda = {{"/usr/local/cuda-12.2", "12.2.2"}};
+    h.sys.set_env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"nvcc-not-on-path"});
+    // A profile.d entry fixes it for the next login: not a finding.
+    h.sys.add_file("/etc/profile.d/cuda.sh", "export PATH=/usr/local/cuda-12.2/bin:$PATH\n");
+    EXPECT_TRUE(h.run().empty());
+}
+
+TEST(DoctorToolkit, DefaultLinkAtAnotherToolkit) {
+    DoctorHost h;
+    auto profile = driver_profile("535", "12.2");
+    h.options.profile = &profile;
+    h.facts.cuda = {{"/usr/local/cuda-12.2", "12.2.2"}, {"/usr/local/cuda-12.4", "12.4.1"}};
+    h.facts.cuda_default_link = "/usr/local/cuda-12.4";
+    const auto findings = h.run();
+    ASSERT_NE(find_finding(findings, "cuda-link-mismatch"), nullptr);
+    EXPECT_NE(find_finding(findings, "cuda-link-mismatch")
+                  ->fix.find("update-alternatives --set cuda /usr/local/cuda-12.2"),
+              std::string::npos);
+    h.facts.cuda_default_link = "cuda-12.2"; // relative link
+    EXPECT_EQ(find_finding(h.run(), "cuda-link-mismatch"), nullptr);
+}
+
+TEST(DoctorHostChecks, RunfileDriverNextToPackages) {
+    DoctorHost h;
+    h.sys.add_file("/usr/bin/nvidia-uninstall", "#!/bin/sh\n");
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"runfile-driver-conflict"});
+    EXPECT_EQ(findings[0].evidence[0].command, "/usr/bin/nvidia-uninstall");
+}
+
+TEST(DoctorHostChecks, DpkgAuditProblems) {
+    DoctorHost h;
+    h.sys.on_command({"dpkg", "--audit"},
+                     answer_ok(read_fixture("cmd/dpkg/audit-nvidia-dkms-470.txt")));
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"dpkg-audit"});
+    EXPECT_EQ(findings[0].summary, "partially installed packages: nvidia-dkms-470 "
+                                   "(half-configured), nvidia-driver-470 (unpacked)");
+}
+
+TEST(DoctorHostChecks, NcclWithoutPeerToPeer) {
+    DoctorHost h;
+    h.facts.packages.emplace("libnccl2", "2.22.3-1+cuda12.2");
+    EXPECT_TRUE(h.run().empty()); // NVLink everywhere
+    h.sys.on_command({"nvidia-smi", "topo", "-m"},
+                     answer_ok(read_fixture("cmd/topo/pcie-4gpu-old-format.txt")));
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"nccl-no-p2p"});
+    EXPECT_EQ(findings[0].severity, "warning");
+}
+
+TEST(DoctorHostChecks, TemperatureAboveThreshold) {
+    DoctorHost h;
+    script_query(h.sys, "query-580-a100.csv"); // 41 C and 37 C
+    h.options.temperature_alert_c = 40;
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"gpu-temperature"});
+    EXPECT_EQ(findings[0].summary, "above the 40 C alert threshold: GPU0 41 C");
+    h.options.temperature_alert_c = 85;
+    EXPECT_TRUE(h.run().empty());
+}
