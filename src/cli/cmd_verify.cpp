@@ -1,0 +1,144 @@
+#include "cli_common.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/checks.hpp>
+#include <gpuprov/facts.hpp>
+#include <gpuprov/matrix.hpp>
+#include <gpuprov/profile.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace gpuprov::cli {
+
+namespace {
+
+std::string xml_escape(std::string_view s) {
+    std::string out;
+    for (const char c : s) {
+        switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&apos;";
+            break;
+        default:
+            // XML 1.0 forbids most control characters even escaped; tool output can carry them.
+            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+                out += '?';
+            } else {
+                out += c;
+            }
+        }
+    }
+    return out;
+}
+
+std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome>& checks) {
+    std::size_t failures = 0;
+    for (const auto& c : checks) {
+        failures += c.passed ? 0 : 1;
+    }
+    std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    xml += fmt::format("<testsuites name=\"gpuprov verify\" tests=\"{}\" failures=\"{}\">\n",
+                       checks.size(), failures);
+    xml += fmt::format("  <testsuite name=\"gpuprov.verify.{}\" tests=\"{}\" failures=\"{}\">\n",
+                       xml_escape(profile), checks.size(), failures);
+    for (const auto& c : checks) {
+        xml += fmt::format("    <testcase classname=\"gpuprov.{}\" name=\"{}\">",
+                           xml_escape(c.step), xml_escape(c.id));
+        if (!c.passed) {
+            xml += fmt::format(
+                "\n      <failure type=\"check\" message=\"{}\">{}</failure>\n    ",
+                xml_escape("expected " + c.expected + ", found " + c.found),
+                xml_escape("command: " + c.command + "\n" + c.excerpt + "\nfix: " + c.fix));
+        }
+        xml += "</testcase>\n";
+    }
+    xml += "  </testsuite>\n</testsuites>\n";
+    return xml;
+}
+
+nlohmann::json to_json(const std::string& profile, const std::vector<CheckOutcome>& checks) {
+    auto list = nlohmann::json::array();
+    std::size_t failed = 0;
+    for (const auto& c : checks) {
+        failed += c.passed ? 0 : 1;
+        list.push_back({{"id", c.id},
+                        {"step", c.step},
+                        {"passed", c.passed},
+                        {"command", c.command},
+                        {"excerpt", c.excerpt},
+                        {"expected", c.expected},
+                        {"found", c.found},
+                        {"fix", c.fix}});
+    }
+    return {{"profile", profile},
+            {"passed", failed == 0},
+            {"checks", list},
+            {"summary",
+             {{"total", checks.size()}, {"passed", checks.size() - failed}, {"failed", failed}}}};
+}
+
+void print_human(const std::vector<CheckOutcome>& checks, bool color) {
+    const auto mark = [color](bool ok) {
+        if (!color) {
+            return std::string(ok ? "✓" : "✗");
+        }
+        return std::string(ok ? "\033[32m✓\033[0m" : "\033[31m✗\033[0m");
+    };
+    std::size_t failed = 0;
+    for (const auto& c : checks) {
+        if (c.passed) {
+            std::cout << fmt::format("{} {:<26} {}\n", mark(true), c.id, c.found);
+            continue;
+        }
+        ++failed;
+        std::cout << fmt::format("{} {:<26} expected {}, found {}\n", mark(false), c.id, c.expected,
+                                 c.found);
+        if (!c.fix.empty()) {
+            std::cout << fmt::format("    fix: {}\n", c.fix);
+        }
+    }
+    std::cout << fmt::format("{} checks, {} failed\n", checks.size(), failed);
+}
+
+} // namespace
+
+void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) {
+    auto* cmd = app.add_subcommand("verify", "check the host against a profile with the real "
+                                             "tools; changes nothing");
+    static std::string profile_arg;
+    static bool json = false;
+    static std::string junit;
+    cmd->add_option("PROFILE", profile_arg, "built-in profile name or YAML file")->required();
+    cmd->add_flag("--json", json, "one JSON document on stdout");
+    cmd->add_option("--junit", junit, "also write the results as JUnit XML to FILE");
+    cmd->callback([&opts, &exit_code] {
+        const auto& matrix = Matrix::builtin();
+        const auto profile = load_profile(profile_arg, matrix);
+        auto& sys = host_system(opts);
+        const auto facts = detect_facts(sys, matrix);
+        const auto checks = verify_profile({profile, facts, matrix}, sys);
+        if (!junit.empty()) {
+            sys.write_file_atomic(junit, junit_xml(profile.name, checks), 0644);
+        }
+        if (json) {
+            std::cout << to_json(profile.name, checks).dump(2) << "\n";
+        } else {
+            print_human(checks, opts.color());
+        }
+        exit_code = all_passed(checks) ? kExitOk : kExitFailed;
+    });
+}
+
+} // namespace gpuprov::cli
