@@ -16,7 +16,12 @@ source "$E2E_DIR/lib/rootfs.sh"
 # shellcheck source=lib/mirror.sh
 source "$E2E_DIR/lib/mirror.sh"
 
-export GPUPROV_BIN=${GPUPROV_BIN:-$REPO_ROOT/build/gpuprov}
+if [[ -z "${GPUPROV_BIN:-}" ]]; then
+    GPUPROV_BIN=$REPO_ROOT/build/gpuprov
+    # CMake puts the executable next to its target's sources unless told otherwise.
+    if [[ ! -x "$GPUPROV_BIN" && -x "$REPO_ROOT/build/src/cli/gpuprov" ]]; then GPUPROV_BIN=$REPO_ROOT/build/src/cli/gpuprov; fi
+fi
+export GPUPROV_BIN
 SCENARIO_TIMEOUT=${E2E_SCENARIO_TIMEOUT:-300}
 
 all_scenarios() { find "$E2E_DIR/scenarios" -maxdepth 1 -name '[0-9][0-9]-*.sh' -printf '%f\n' | LC_ALL=C sort; }

@@ -68,7 +68,7 @@ gp() {
     set +e
     if [[ -n "$userspec" ]]; then
         timeout -k 5 "$t" chroot --userspec="$userspec" "$ROOT" /usr/bin/env -i \
-            PATH=/usr/local/bin:/usr/bin:/bin HOME=/nonexistent LANG=C.UTF-8 TERM=dumb NO_COLOR=1 \
+            PATH=/usr/local/bin:/usr/bin:/bin HOME="${GP_HOME:-/nonexistent}" LANG=C.UTF-8 TERM=dumb NO_COLOR=1 \
             gpuprov "$@" >"$GP_STDOUT" 2>"$GP_STDERR"
     else
         in_root "$ROOT" "$t" gpuprov "$@" >"$GP_STDOUT" 2>"$GP_STDERR"
@@ -93,10 +93,10 @@ expect_rc() {
 gp_output() { cat "$GP_STDOUT" "$GP_STDERR"; }
 
 # dpkg view of the root.
-pkg_version() { # NAME -> version when installed ("install ok installed"), else empty
+pkg_version() { # NAME -> version when installed ("install|hold ok installed"), else empty
     # shellcheck disable=SC2016 # dpkg-query format, not shell
     in_root "$ROOT" 30 dpkg-query -W -f='${Status}\t${Version}\n' "$1" 2>/dev/null |
-        awk -F'\t' '$1 == "install ok installed" {print $2}' || true
+        awk -F'\t' '$1 ~ /^(install|hold) ok installed$/ {print $2}' || true
 }
 assert_pkg() { # NAME VERSION
     local v

@@ -21,12 +21,12 @@ repo = [s for s in doc.get("steps", []) if s.get("id") == "cuda-repo"]
 text = json.dumps(repo)
 print("cuda-repo-step", "present" if repo else "absent")
 print("ubuntu-url", "yes" if want in text else "no")
-print("debian-anywhere", "yes" if "debian12" in json.dumps(doc) else "no")
+print("debian-anywhere", "yes" if "repos/debian12" in json.dumps(doc) else "no")
 PY
 )
 log "plan summary: $(paste -sd';' <<<"$report")"
 check "plan --json is one JSON document" test -z "$(grep '^invalid-json' <<<"$report")"
 assert_eq "cuda-repo step in the plan" "cuda-repo-step present" "$(grep '^cuda-repo-step' <<<"$report")"
 assert_eq "cuda-repo step uses the ubuntu2204 URL" "ubuntu-url yes" "$(grep '^ubuntu-url' <<<"$report")"
-assert_eq "no debian12 slug anywhere in the plan" "debian-anywhere no" "$(grep '^debian-anywhere' <<<"$report")"
+assert_eq "no repos/debian12 URL anywhere in the plan" "debian-anywhere no" "$(grep '^debian-anywhere' <<<"$report")"
 scenario_end
