@@ -1,5 +1,6 @@
 # Embeds text files (profiles, the version matrix) into the binary so `gpuprov plan cv-train`
-# works from any directory. Each file becomes a NUL-terminated char array keyed by its name.
+# works from any directory. Each file becomes a NUL-terminated byte array keyed by its name;
+# bytes rather than chars so UTF-8 text embeds without narrowing.
 function(gpuprov_embed_files target_name)
     cmake_parse_arguments(ARG "" "NAMESPACE;OUTPUT" "FILES" ${ARGN})
     set(out "${CMAKE_CURRENT_BINARY_DIR}/${ARG_OUTPUT}")
@@ -10,8 +11,8 @@ function(gpuprov_embed_files target_name)
         file(READ "${f}" hex HEX)
         string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
         get_filename_component(name "${f}" NAME)
-        string(APPEND body "const char data_${i}[] = {${hex}0x00};\n")
-        string(APPEND table "    {\"${name}\", std::string_view{data_${i}, sizeof(data_${i}) - 1}},\n")
+        string(APPEND body "const unsigned char data_${i}[] = {${hex}0x00};\n")
+        string(APPEND table "    {\"${name}\", std::string_view{reinterpret_cast<const char*>(data_${i}), sizeof(data_${i}) - 1}},\n")
         math(EXPR i "${i} + 1")
     endforeach()
     string(APPEND body "} // namespace\n\nconst std::vector<gpuprov::EmbeddedFile>& files() {\n    static const std::vector<gpuprov::EmbeddedFile> all{\n${table}    };\n    return all;\n}\n} // namespace ${ARG_NAMESPACE}\n")

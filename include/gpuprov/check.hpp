@@ -7,14 +7,14 @@
 namespace gpuprov {
 
 struct CheckOutcome {
-    std::string id;        ///< stable id: "driver.loaded", "gpus.count", "cuda.nvcc-release"
-    std::string step;      ///< the step it belongs to: "driver", "cuda-toolkit", "verify"
+    std::string id;   ///< stable id: "driver.loaded", "gpus.count", "cuda.nvcc-release"
+    std::string step; ///< the step it belongs to: "driver", "cuda-toolkit", "verify"
     bool passed = false;
-    std::string command;   ///< what was run or read ("nvidia-smi --query-gpu=...", a file path)
-    std::string excerpt;   ///< the relevant lines of its output (a few lines at most)
+    std::string command; ///< what was run or read ("nvidia-smi --query-gpu=...", a file path)
+    std::string excerpt; ///< the relevant lines of its output (a few lines at most)
     std::string expected;
     std::string found;
-    std::string fix;       ///< what to do when it failed; empty when passed
+    std::string fix; ///< what to do when it failed; empty when passed
 };
 
 [[nodiscard]] inline bool all_passed(const std::vector<CheckOutcome>& checks) {

@@ -13,7 +13,8 @@ public:
     [[nodiscard]] std::vector<std::string> list_dir(const std::filesystem::path&) const override;
     [[nodiscard]] bool exists(const std::filesystem::path&) const override;
     [[nodiscard]] bool is_dir(const std::filesystem::path&) const override;
-    [[nodiscard]] std::optional<std::filesystem::path> read_link(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<std::filesystem::path>
+    read_link(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<DiskSpace> disk_space(const std::filesystem::path&) const override;
     [[nodiscard]] CommandResult query(const Command&) const override;
     [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;

@@ -6,7 +6,6 @@
 #include <gpuprov/profile.hpp>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/system.hpp>
-
 #include <map>
 #include <memory>
 #include <string>
@@ -32,15 +31,15 @@ struct Change {
 
 struct PackagePin {
     std::string name;
-    std::string version; ///< exact version from the repository index
-    [[nodiscard]] std::string spec() const { return name + "=" + version; }
+    std::string version; ///< exact version from the repository index; empty: the distro's own
+    [[nodiscard]] std::string spec() const { return version.empty() ? name : name + "=" + version; }
 };
 
 struct CheckResult {
     StepStatus status = StepStatus::satisfied;
-    std::string reason;                 ///< why pending/blocked/skipped, in one line
-    std::vector<Change> changes;        ///< what apply would do
-    std::vector<PackagePin> installs;   ///< packages apply needs; the engine may batch these
+    std::string reason;               ///< why pending/blocked/skipped, in one line
+    std::vector<Change> changes;      ///< what apply would do
+    std::vector<PackagePin> installs; ///< packages apply needs; the engine may batch these
 };
 
 /// A profile repository with its package index, loaded on first use.
@@ -48,7 +47,7 @@ struct RepoState {
     ResolvedRepo repo;
     std::optional<PackageIndex> index; ///< nullopt when unreachable or not in the profile
     std::optional<OpenPgpKey> key;
-    std::string error;                 ///< why index is missing (URL and status)
+    std::string error; ///< why index is missing (URL and status)
 };
 
 /// Hands out repository indexes lazily, so a run whose steps are all satisfied never touches
@@ -66,6 +65,7 @@ struct StepContext {
     const HostFacts& facts;
     const Matrix& matrix;
     const RepoProvider& repos;
+    std::string gpuprov_path = "/usr/local/bin/gpuprov"; ///< for units that run gpuprov
 };
 
 /// The two halves of apply around the engine's batched package transaction.

@@ -36,9 +36,9 @@ struct FetchRequest {
     std::string url;
     std::chrono::milliseconds connect_timeout{10s};
     std::chrono::milliseconds total_timeout{120s};
-    int attempts = 4;                             ///< tries in all, with exponential backoff
+    int attempts = 4; ///< tries in all, with exponential backoff
     std::chrono::milliseconds first_backoff{500ms};
-    std::size_t max_bytes = 64u << 20;            ///< larger bodies are refused
+    std::size_t max_bytes = 64u << 20; ///< larger bodies are refused
 };
 
 struct FetchResult {
@@ -66,14 +66,17 @@ public:
 
     // ---- reads (const: plan, facts and checks can only read) ----
     /// File contents, or nullopt when missing or unreadable.
-    [[nodiscard]] virtual std::optional<std::string> read_file(const std::filesystem::path&) const = 0;
+    [[nodiscard]] virtual std::optional<std::string>
+    read_file(const std::filesystem::path&) const = 0;
     /// Entry names in a directory, sorted; empty when missing.
     [[nodiscard]] virtual std::vector<std::string> list_dir(const std::filesystem::path&) const = 0;
     [[nodiscard]] virtual bool exists(const std::filesystem::path&) const = 0;
     [[nodiscard]] virtual bool is_dir(const std::filesystem::path&) const = 0;
     /// Target of a symbolic link, or nullopt when the path is not a link.
-    [[nodiscard]] virtual std::optional<std::filesystem::path> read_link(const std::filesystem::path&) const = 0;
-    [[nodiscard]] virtual std::optional<DiskSpace> disk_space(const std::filesystem::path&) const = 0;
+    [[nodiscard]] virtual std::optional<std::filesystem::path>
+    read_link(const std::filesystem::path&) const = 0;
+    [[nodiscard]] virtual std::optional<DiskSpace>
+    disk_space(const std::filesystem::path&) const = 0;
     /// Runs a read-only probe (nvidia-smi, dpkg-query, gpgv). Never throws on non-zero exit.
     [[nodiscard]] virtual CommandResult query(const Command&) const = 0;
     /// Downloads a URL with retries and backoff (libcurl in LocalSystem).

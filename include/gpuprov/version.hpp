@@ -21,9 +21,15 @@ struct DottedVersion {
     [[nodiscard]] bool has_prefix(const DottedVersion& prefix) const;
 
     friend int compare(const DottedVersion& a, const DottedVersion& b);
-    friend bool operator<(const DottedVersion& a, const DottedVersion& b) { return compare(a, b) < 0; }
-    friend bool operator==(const DottedVersion& a, const DottedVersion& b) { return compare(a, b) == 0; }
-    friend bool operator<=(const DottedVersion& a, const DottedVersion& b) { return compare(a, b) <= 0; }
+    friend bool operator<(const DottedVersion& a, const DottedVersion& b) {
+        return compare(a, b) < 0;
+    }
+    friend bool operator==(const DottedVersion& a, const DottedVersion& b) {
+        return compare(a, b) == 0;
+    }
+    friend bool operator<=(const DottedVersion& a, const DottedVersion& b) {
+        return compare(a, b) <= 0;
+    }
 };
 
 /// Compares two Debian package versions with dpkg's algorithm (epoch, upstream, revision, '~').

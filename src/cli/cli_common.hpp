@@ -1,10 +1,8 @@
 #pragma once
 // Shared by the subcommand files. Only src/cli includes CLI11.
-#include <gpuprov/system.hpp>
-
 #include <CLI/CLI.hpp>
-
 #include <filesystem>
+#include <gpuprov/system.hpp>
 #include <memory>
 #include <string>
 
@@ -13,9 +11,9 @@ namespace gpuprov::cli {
 /// Global flags, filled by CLI11 before any subcommand callback runs.
 struct GlobalOptions {
     std::string log_level = "warn";
-    std::string log_file;          ///< default /var/log/gpuprov.log when root
+    std::string log_file; ///< default /var/log/gpuprov.log when root
     bool no_color = false;
-    std::string root = "/";        ///< --root: read host files under this directory
+    std::string root = "/"; ///< --root: read host files under this directory
     [[nodiscard]] bool color() const;
 };
 
@@ -39,4 +37,16 @@ void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
 void add_metrics_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_cloud_init_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 
+} // namespace gpuprov::cli
+
+namespace gpuprov {
+struct StepFilter;
+}
+
+namespace gpuprov::cli {
+/// Parses --only/--skip lists; throws UsageError on an unknown step id.
+StepFilter make_filter(const std::string& only, const std::string& skip);
+/// Prints the plan; returns the plan command's exit code.
+int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
+              bool json, bool detailed_exitcode);
 } // namespace gpuprov::cli

@@ -1,8 +1,7 @@
-#include <gpuprov/error.hpp>
-#include <gpuprov/journal.hpp>
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <gpuprov/error.hpp>
+#include <gpuprov/journal.hpp>
 #include <nlohmann/json.hpp>
 
 namespace gpuprov {
@@ -87,8 +86,9 @@ std::optional<Journal> load_journal(const System& sys) {
     try {
         return journal_from_json_text(*text);
     } catch (const json::exception& e) {
-        throw HostError(fmt::format("{} is not a gpuprov journal ({}); move it aside to start afresh",
-                                    kJournalPath, e.what()));
+        throw HostError(
+            fmt::format("{} is not a gpuprov journal ({}); move it aside to start afresh",
+                        kJournalPath, e.what()));
     }
 }
 

@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 #include <fmt/format.h>
-
 #include <mutex>
 
 namespace gpuprov::detail {
@@ -54,9 +53,11 @@ Attempt attempt(const FetchRequest& req, std::string& body) {
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
     // Redirects may not downgrade https to http.
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, req.url.rfind("https://", 0) == 0 ? "https" : "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR,
+                     req.url.rfind("https://", 0) == 0 ? "https" : "http,https");
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(req.connect_timeout.count()));
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.total_timeout.count()));
     // A stalled transfer (a mirror that hangs mid-body) is cut after 15 s below 1 byte/s.
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -79,7 +80,10 @@ Attempt attempt(const FetchRequest& req, std::string& body) {
         if (rc == CURLE_PARTIAL_FILE) {
             a.error = "truncated response: " + a.error;
         }
-        a.retryable = true;
+        // An unknown host name is a typo or a missing resolver, not a passing fault; waiting
+        // for it only makes `plan` slow on an offline machine.
+        a.retryable = rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_UNSUPPORTED_PROTOCOL &&
+                      rc != CURLE_URL_MALFORMAT;
         return a;
     }
     if (a.status >= 400) {
@@ -120,8 +124,6 @@ FetchResult http_fetch(const FetchRequest& req, const System& sys) {
         backoff *= 2;
     }
     result.body.clear();
-    result.error = fmt::format("{}: {} (after {} attempt{})", req.url, result.error,
-                               result.attempts, result.attempts == 1 ? "" : "s");
     return result;
 }
 

@@ -144,7 +144,8 @@ CommandResult run_process(const Command& cmd) {
             ::kill(-pid, SIGKILL);
             break;
         }
-        const int ready = ::poll(fds, static_cast<nfds_t>(n), static_cast<int>(std::min<long long>(left.count(), 1000)));
+        const int ready = ::poll(fds, static_cast<nfds_t>(n),
+                                 static_cast<int>(std::min<long long>(left.count(), 1000)));
         if (ready < 0 && errno != EINTR) {
             break;
         }

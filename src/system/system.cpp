@@ -1,8 +1,7 @@
+#include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/system.hpp>
-
-#include <fmt/format.h>
 
 namespace gpuprov {
 
@@ -12,9 +11,10 @@ std::string display_argv(const std::vector<std::string>& argv) {
         if (!out.empty()) {
             out += ' ';
         }
-        const bool plain = !word.empty() && word.find_first_not_of(
-                                                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                "0123456789-_./=:+,@%") == std::string::npos;
+        const bool plain =
+            !word.empty() &&
+            word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789-_./=:+,@%") == std::string::npos;
         if (plain) {
             out += word;
         } else {

@@ -1,8 +1,6 @@
+#include <fmt/format.h>
 #include <gpuprov/diff.hpp>
 #include <gpuprov/strings.hpp>
-
-#include <fmt/format.h>
-
 #include <vector>
 
 namespace gpuprov {
@@ -16,13 +14,15 @@ struct Edit {
 };
 
 // Managed files are small (a few dozen lines), so the quadratic LCS table is fine here.
-std::vector<Edit> edit_script(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+std::vector<Edit> edit_script(const std::vector<std::string>& a,
+                              const std::vector<std::string>& b) {
     const auto n = a.size();
     const auto m = b.size();
     std::vector<std::vector<int>> lcs(n + 1, std::vector<int>(m + 1, 0));
     for (std::size_t i = n; i-- > 0;) {
         for (std::size_t j = m; j-- > 0;) {
-            lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+            lcs[i][j] =
+                a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
         }
     }
     std::vector<Edit> out;
@@ -51,8 +51,9 @@ std::string unified_diff(std::string_view path, const std::optional<std::string>
     const auto a = before ? lines(*before) : std::vector<std::string>{};
     const auto b = lines(after);
     const auto edits = edit_script(a, b);
-    std::string out = fmt::format("--- {}\n+++ {}\n", before ? "a" + std::string(path) : "/dev/null",
-                                  "b" + std::string(path));
+    std::string out =
+        fmt::format("--- {}\n+++ {}\n", before ? "a" + std::string(path) : "/dev/null",
+                    "b" + std::string(path));
     constexpr std::size_t context = 3;
     std::size_t k = 0;
     while (k < edits.size()) {

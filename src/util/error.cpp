@@ -1,6 +1,5 @@
-#include <gpuprov/error.hpp>
-
 #include <fmt/format.h>
+#include <gpuprov/error.hpp>
 
 namespace gpuprov {
 

@@ -1,9 +1,8 @@
-#include <gpuprov/strings.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <gpuprov/strings.hpp>
 
 namespace gpuprov {
 

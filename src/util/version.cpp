@@ -1,7 +1,6 @@
+#include <cctype>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/version.hpp>
-
-#include <cctype>
 
 namespace gpuprov {
 

@@ -1,17 +1,17 @@
 #include "fake_system.hpp"
 
-#include <gpuprov/strings.hpp>
-
-#include <gtest/gtest.h>
-
 #include <fstream>
+#include <gpuprov/strings.hpp>
+#include <gtest/gtest.h>
 #include <sstream>
 
 namespace gpuprov::testing {
 
 namespace fs = std::filesystem;
 
-fs::path fixture_path(const std::string& rel) { return fs::path(GPUPROV_FIXTURES_DIR) / rel; }
+fs::path fixture_path(const std::string& rel) {
+    return fs::path(GPUPROV_FIXTURES_DIR) / rel;
+}
 
 std::string read_fixture(const std::string& rel) {
     std::ifstream in(fixture_path(rel), std::ios::binary);
@@ -156,7 +156,9 @@ bool FakeSystem::exists(const fs::path& path) const {
     return m_files.count(p) != 0 || m_dirs.count(p) != 0 || m_links.count(p) != 0;
 }
 
-bool FakeSystem::is_dir(const fs::path& path) const { return m_dirs.count(norm(path)) != 0; }
+bool FakeSystem::is_dir(const fs::path& path) const {
+    return m_dirs.count(norm(path)) != 0;
+}
 
 std::optional<fs::path> FakeSystem::read_link(const fs::path& path) const {
     const auto it = m_links.find(norm(path));
@@ -166,7 +168,9 @@ std::optional<fs::path> FakeSystem::read_link(const fs::path& path) const {
     return fs::path(it->second);
 }
 
-std::optional<DiskSpace> FakeSystem::disk_space(const fs::path&) const { return m_disk; }
+std::optional<DiskSpace> FakeSystem::disk_space(const fs::path&) const {
+    return m_disk;
+}
 
 CommandResult FakeSystem::answer(const Command& cmd) const {
     if (const auto it = m_commands.find(cmd.argv); it != m_commands.end()) {
@@ -232,7 +236,9 @@ void FakeSystem::remove_file(const fs::path& path) {
     m_links.erase(norm(path));
 }
 
-void FakeSystem::make_dirs(const fs::path& path) { add_dir(path.string()); }
+void FakeSystem::make_dirs(const fs::path& path) {
+    add_dir(path.string());
+}
 
 std::unique_ptr<FileLock> FakeSystem::try_lock(const fs::path& path) {
     if (m_held_locks.count(norm(path)) != 0) {
@@ -250,6 +256,8 @@ std::optional<int> FakeSystem::lock_holder(const fs::path& path) const {
     return it->second.first;
 }
 
-void FakeSystem::sleep(std::chrono::milliseconds d) const { slept += d; }
+void FakeSystem::sleep(std::chrono::milliseconds d) const {
+    slept += d;
+}
 
 } // namespace gpuprov::testing

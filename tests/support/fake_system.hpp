@@ -2,9 +2,8 @@
 // In-memory System for unit tests: files from a map or a fixture tree, scripted command and
 // URL results, and a record of everything that ran or was written. An unscripted command fails
 // the test and names its argv.
-#include <gpuprov/system.hpp>
-
 #include <functional>
+#include <gpuprov/system.hpp>
 #include <map>
 #include <set>
 #include <string>
@@ -46,9 +45,9 @@ public:
     }
 
     // ---- what happened ----
-    std::vector<std::vector<std::string>> commands_ran;   ///< run() calls, in order
+    std::vector<std::vector<std::string>> commands_ran;    ///< run() calls, in order
     mutable std::vector<std::vector<std::string>> queries; ///< query() calls, in order
-    std::vector<std::string> files_written;               ///< write_file_atomic paths, in order
+    std::vector<std::string> files_written;                ///< write_file_atomic paths, in order
     std::vector<std::string> files_removed;
     mutable std::vector<std::string> urls_fetched;
     mutable std::chrono::milliseconds slept{0};
@@ -60,7 +59,8 @@ public:
     [[nodiscard]] std::vector<std::string> list_dir(const std::filesystem::path&) const override;
     [[nodiscard]] bool exists(const std::filesystem::path&) const override;
     [[nodiscard]] bool is_dir(const std::filesystem::path&) const override;
-    [[nodiscard]] std::optional<std::filesystem::path> read_link(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<std::filesystem::path>
+    read_link(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<DiskSpace> disk_space(const std::filesystem::path&) const override;
     [[nodiscard]] CommandResult query(const Command&) const override;
     [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;

@@ -1,0 +1,89 @@
+#pragma once
+// Plan and apply: resolve a profile against the live host, show it, carry it out.
+#include <functional>
+#include <gpuprov/journal.hpp>
+#include <gpuprov/step.hpp>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpuprov {
+
+struct PlannedStep {
+    std::string id;
+    std::string summary;
+    CheckResult check;
+};
+
+struct Plan {
+    std::string profile; ///< profile name
+    std::string profile_source;
+    std::vector<PlannedStep> steps; ///< every step, in the design's order
+    [[nodiscard]] bool blocked() const;
+    [[nodiscard]] bool changes_pending() const;
+};
+
+struct StepFilter {
+    std::set<std::string> only; ///< when non-empty, every other step is skipped
+    std::set<std::string> skip;
+};
+
+/// Throws UsageError naming the valid ids when `ids` holds an unknown one.
+void validate_step_ids(const std::set<std::string>& ids);
+
+/// Runs every step's check. Never writes to the host.
+[[nodiscard]] Plan build_plan(const StepContext& ctx, const System& sys,
+                              const std::vector<std::unique_ptr<Step>>& steps,
+                              const StepFilter& filter);
+
+/// Live repository indexes for a profile: fetched on first use into `cache_dir`.
+class LiveRepoProvider final : public RepoProvider {
+public:
+    LiveRepoProvider(System& sys, const Profile& profile, const HostFacts& facts,
+                     std::string cache_dir);
+    [[nodiscard]] const RepoState& repo(const std::string& name) const override;
+
+private:
+    System& m_sys;
+    const Profile& m_profile;
+    const HostFacts& m_facts;
+    std::string m_cache_dir;
+    mutable std::map<std::string, RepoState> m_loaded;
+};
+
+enum class RebootPolicy { never, if_needed };
+
+struct ApplyOptions {
+    StepFilter filter;
+    RebootPolicy reboot = RebootPolicy::never;
+    std::string profile_arg; ///< as given on the command line (for the resume unit)
+    std::string gpuprov_path = "/usr/local/bin/gpuprov"; ///< for the resume unit's ExecStart
+    std::chrono::seconds lock_wait{600};
+};
+
+/// Progress callbacks, so the CLI can print and tests can record.
+class Reporter {
+public:
+    virtual ~Reporter() = default;
+    virtual void step_started(std::string_view id, std::string_view what) = 0;
+    virtual void step_finished(std::string_view id, StepStatus status,
+                               std::string_view message) = 0;
+    virtual void info(std::string_view message) = 0;
+};
+
+struct ApplyResult {
+    StepStatus status = StepStatus::done; ///< done, failed or reboot_required
+    std::string message;
+    int apt_transactions = 0; ///< package install transactions run
+    int index_refreshes = 0;  ///< apt-get update runs
+    std::vector<std::pair<std::string, StepStatus>> steps;
+};
+
+/// Applies a profile: lock, repair interrupted dpkg, journal, per step live check → apply →
+/// verify, batched installs, reboot handling. Requires root (throws HostError otherwise).
+ApplyResult apply_profile(System& sys, const Profile& profile, const Matrix& matrix,
+                          const ApplyOptions& options, Reporter& reporter);
+
+} // namespace gpuprov

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what gpuprov needs to build (and, with --test, to run every test) from Debian 12
+# packages. Only missing packages are installed, so a second run costs one dpkg-query.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev libspdlog-dev
+      libcurl4-openssl-dev libssl-dev nlohmann-json3-dev)
+if [[ "${1:-}" == "--test" ]]; then
+    pkgs+=(libgtest-dev googletest gpgv gpg prometheus)
+    while read -r p; do
+        [[ -n "$p" && "$p" != \#* ]] && pkgs+=("$p")
+    done < tests/e2e/DEPS
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}" >&2
+    sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

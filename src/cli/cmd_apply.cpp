@@ -1,0 +1,148 @@
+#include "cli_common.hpp"
+#include "profile_arg.hpp"
+#include "render.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <gpuprov/engine.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/matrix.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gpuprov::cli {
+
+namespace {
+
+class ConsoleReporter final : public Reporter {
+public:
+    ConsoleReporter(bool color, bool quiet) : m_color(color), m_quiet(quiet) {}
+    void step_started(std::string_view id, std::string_view what) override {
+        say(fmt::format("==> {}: {}", id, what));
+    }
+    void step_finished(std::string_view id, StepStatus status, std::string_view message) override {
+        if (status == StepStatus::satisfied || status == StepStatus::skipped) {
+            say(fmt::format("    {:<18} {}", id, status_word(status, m_color)));
+            return;
+        }
+        say(fmt::format("    {:<18} {}{}", id, status_word(status, m_color),
+                        message.empty() ? "" : fmt::format(": {}", message)));
+    }
+    void info(std::string_view message) override { say(fmt::format("    {}", message)); }
+
+private:
+    void say(const std::string& line) const {
+        // With --json, stdout carries only the document; progress goes to stderr.
+        (m_quiet ? std::cerr : std::cout) << line << std::endl;
+    }
+    bool m_color;
+    bool m_quiet;
+};
+
+std::string self_path() {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("/usr/local/bin/gpuprov") : p.string();
+}
+
+bool confirm() {
+    std::cout << "Apply these changes? [y/N] " << std::flush;
+    std::string answer;
+    std::getline(std::cin, answer);
+    return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+} // namespace
+
+void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) {
+    auto* cmd = app.add_subcommand(
+        "apply", "make the host match the profile (root); resumes itself after a needed reboot");
+    static std::string profile_arg;
+    static bool yes = false;
+    static bool dry_run = false;
+    static bool json = false;
+    static std::string only;
+    static std::string skip;
+    static std::string reboot = "never";
+    cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")->required();
+    cmd->add_flag("-y,--yes", yes, "do not ask for confirmation (needed when not on a terminal)");
+    cmd->add_flag("--dry-run", dry_run, "show the plan and change nothing (same as plan)");
+    cmd->add_option("--only", only, "only these step ids (comma-separated)");
+    cmd->add_option("--skip", skip, "skip these step ids (comma-separated)");
+    cmd->add_option("--reboot", reboot,
+                    "never: stop with exit 3 when a reboot is needed; if-needed: reboot and "
+                    "resume automatically")
+        ->check(CLI::IsMember({"never", "if-needed"}))
+        ->capture_default_str();
+    cmd->add_flag("--json", json, "print the run's result as one JSON document");
+    cmd->callback([&opts, &exit_code] {
+        const auto filter = make_filter(only, skip);
+        if (dry_run) {
+            exit_code = show_plan(opts, profile_arg, filter, json, false);
+            return;
+        }
+        auto& sys = host_system(opts);
+        if (sys.effective_uid() != 0) {
+            throw HostError("apply changes the system and must run as root (try: sudo gpuprov "
+                            "apply ...); `gpuprov plan` shows the changes without root");
+        }
+        const auto& matrix = Matrix::builtin();
+        const auto profile = load_profile(profile_arg, matrix);
+        if (!yes) {
+            if (!sys.interactive()) {
+                throw UsageError("not on a terminal: pass --yes to apply without confirmation");
+            }
+            if (show_plan(opts, profile_arg, filter, false, false) == kExitFailed) {
+                exit_code = kExitFailed;
+                return;
+            }
+            if (!confirm()) {
+                std::cout << "Nothing changed.\n";
+                exit_code = kExitFailed;
+                return;
+            }
+        }
+        ApplyOptions options{.filter = filter,
+                             .reboot = reboot == "if-needed" ? RebootPolicy::if_needed
+                                                             : RebootPolicy::never,
+                             .profile_arg = canonical_profile_arg(profile_arg),
+                             .gpuprov_path = self_path()};
+        ConsoleReporter reporter(opts.color(), json);
+        const auto result = apply_profile(sys, profile, matrix, options, reporter);
+        if (json) {
+            nlohmann::json steps = nlohmann::json::array();
+            for (const auto& [id, status] : result.steps) {
+                steps.push_back({{"id", id}, {"status", to_string(status)}});
+            }
+            std::cout << nlohmann::json{{"result", to_string(result.status)},
+                                        {"message", result.message},
+                                        {"apt_transactions", result.apt_transactions},
+                                        {"index_refreshes", result.index_refreshes},
+                                        {"steps", steps}}
+                             .dump(2)
+                      << "\n";
+        }
+        switch (result.status) {
+        case StepStatus::done:
+            if (!json) {
+                std::cout << fmt::format(
+                    "Done: {} package transaction{}, {} index refresh{}.\n",
+                    result.apt_transactions, result.apt_transactions == 1 ? "" : "s",
+                    result.index_refreshes, result.index_refreshes == 1 ? "" : "es");
+            }
+            exit_code = kExitOk;
+            break;
+        case StepStatus::reboot_required:
+            std::cerr << "reboot required: " << result.message
+                      << "\ngpuprov-resume.service finishes the run at the next boot.\n";
+            exit_code = kExitRebootRequired;
+            break;
+        default:
+            std::cerr << "error: " << result.message << "\n";
+            exit_code = kExitFailed;
+        }
+    });
+}
+
+} // namespace gpuprov::cli

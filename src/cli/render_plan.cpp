@@ -1,0 +1,134 @@
+#include "render.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/strings.hpp>
+#include <map>
+
+namespace gpuprov::cli {
+
+std::string status_word(StepStatus status, bool color) {
+    const auto word = std::string(to_string(status));
+    if (!color) {
+        return word;
+    }
+    const char* code = "0";
+    switch (status) {
+    case StepStatus::satisfied:
+    case StepStatus::done:
+        code = "32";
+        break;
+    case StepStatus::pending:
+        code = "33";
+        break;
+    case StepStatus::blocked:
+    case StepStatus::failed:
+        code = "31";
+        break;
+    case StepStatus::reboot_required:
+        code = "35";
+        break;
+    case StepStatus::skipped:
+        code = "2";
+        break;
+    }
+    return fmt::format("\033[{}m{}\033[0m", code, word);
+}
+
+namespace {
+
+std::string host_line(const HostFacts& f) {
+    return fmt::format("{} ({}), {}, kernel {}, {} NVIDIA GPU{}",
+                       f.os.pretty_name.empty() ? "unknown OS" : f.os.pretty_name,
+                       f.os.repo_slug.empty() ? "no NVIDIA repo" : f.os.repo_slug, f.arch,
+                       f.kernel.empty() ? "?" : f.kernel, f.gpus.size(),
+                       f.gpus.size() == 1 ? "" : "s");
+}
+
+std::string indent(const std::string& text, std::string_view prefix) {
+    std::string out;
+    for (const auto& line : lines(text)) {
+        out += std::string(prefix) + line + "\n";
+    }
+    return out;
+}
+
+} // namespace
+
+std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool color) {
+    std::string out = fmt::format("Plan for profile {} ({})\nHost: {}\n\n", plan.profile,
+                                  plan.profile_source, host_line(facts));
+    std::map<StepStatus, int> counts;
+    int n = 0;
+    for (const auto& s : plan.steps) {
+        ++counts[s.check.status];
+        // Pad before colouring so the columns line up either way.
+        const auto word = std::string(to_string(s.check.status));
+        out += fmt::format("{:>2}. {:<18} {}{}", ++n, s.id, status_word(s.check.status, color),
+                           std::string(16 - std::min<std::size_t>(15, word.size()), ' '));
+        out += s.check.reason.empty() ? s.summary : s.check.reason;
+        out += "\n";
+        for (const auto& c : s.check.changes) {
+            switch (c.kind) {
+            case Change::Kind::file:
+                out += fmt::format("      file {}\n", c.target);
+                out += indent(c.detail, "        ");
+                break;
+            case Change::Kind::package:
+                out += fmt::format("      package {} {}\n", c.target, c.detail);
+                break;
+            case Change::Kind::command:
+                out += fmt::format("      run {}{}\n", c.target,
+                                   c.detail.empty() ? "" : "   # " + c.detail);
+                break;
+            case Change::Kind::service:
+                out += fmt::format("      service {}: {}\n", c.target, c.detail);
+                break;
+            case Change::Kind::note:
+                out += fmt::format("      note: {}\n", c.detail);
+                break;
+            }
+        }
+    }
+    std::vector<std::string> parts;
+    for (const auto& [status, count] : counts) {
+        parts.push_back(fmt::format("{} {}", count, to_string(status)));
+    }
+    out += fmt::format(
+        "\n{}: {}\n",
+        plan.blocked() ? "Blocked" : (plan.changes_pending() ? "Changes pending" : "Nothing to do"),
+        join(parts, ", "));
+    return out;
+}
+
+nlohmann::json plan_to_json(const Plan& plan, const HostFacts& facts) {
+    using nlohmann::json;
+    json steps = json::array();
+    std::map<std::string, int> summary;
+    for (const auto& s : plan.steps) {
+        json changes = json::array();
+        for (const auto& c : s.check.changes) {
+            changes.push_back(
+                {{"kind", to_string(c.kind)}, {"target", c.target}, {"detail", c.detail}});
+        }
+        json installs = json::array();
+        for (const auto& p : s.check.installs) {
+            installs.push_back({{"name", p.name}, {"version", p.version}});
+        }
+        steps.push_back({{"id", s.id},
+                         {"summary", s.summary},
+                         {"status", to_string(s.check.status)},
+                         {"reason", s.check.reason},
+                         {"changes", changes},
+                         {"installs", installs}});
+        ++summary[std::string(to_string(s.check.status))];
+    }
+    return {{"profile", plan.profile},
+            {"profile_source", plan.profile_source},
+            {"host", facts_to_json(facts)},
+            {"steps", steps},
+            {"blocked", plan.blocked()},
+            {"changes_pending", plan.changes_pending()},
+            {"summary", summary}};
+}
+
+} // namespace gpuprov::cli

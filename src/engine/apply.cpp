@@ -1,0 +1,267 @@
+#include "resume.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/engine.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/package_manager.hpp>
+#include <gpuprov/strings.hpp>
+#include <set>
+
+namespace gpuprov {
+
+namespace {
+
+bool runs(StepStatus s) {
+    return s == StepStatus::pending || s == StepStatus::reboot_required;
+}
+
+class Run {
+public:
+    Run(System& sys, const Profile& profile, const Matrix& matrix, const ApplyOptions& opt,
+        Reporter& rep)
+        : m_sys(sys), m_profile(profile), m_matrix(matrix), m_opt(opt), m_rep(rep),
+          m_facts(detect_facts(sys, matrix)), m_pm(make_package_manager(m_facts)),
+          m_repos(sys, profile, m_facts, default_repo_cache_dir(sys)), m_ctx{profile, m_facts,
+                                                                             matrix, m_repos,
+                                                                             opt.gpuprov_path},
+          m_steps(make_steps()) {}
+
+    ApplyResult go() {
+        start_journal();
+        repair_interrupted();
+        const auto plan = build_plan(m_ctx, m_sys, m_steps, m_opt.filter);
+        std::size_t i = 0;
+        while (i < plan.steps.size() && m_result.status == StepStatus::done) {
+            const auto& ps = plan.steps[i];
+            if (ps.check.status == StepStatus::blocked) {
+                record(ps.id, StepStatus::blocked, ps.check.reason, {});
+                fail(fmt::format("step '{}' is blocked: {}", ps.id, ps.check.reason));
+                break;
+            }
+            if (!runs(ps.check.status)) {
+                record(ps.id, ps.check.status, ps.check.reason, {});
+                ++i;
+                continue;
+            }
+            // Preflight (kernel headers) and verify run alone; everything between shares one
+            // package transaction, since no step's packages depend on another's configure part.
+            std::size_t end = i + 1;
+            if (ps.id != "preflight" && ps.id != "verify") {
+                while (end < plan.steps.size() && plan.steps[end].id != "verify" &&
+                       plan.steps[end].check.status != StepStatus::blocked) {
+                    ++end;
+                }
+            }
+            run_group(plan, i, end);
+            i = end;
+        }
+        finish();
+        return m_result;
+    }
+
+private:
+    void start_journal() {
+        m_journal = load_journal(m_sys).value_or(Journal{});
+        m_journal.profile = m_opt.profile_arg;
+        m_journal.profile_source = m_profile.source;
+        m_journal.run_started_at = rfc3339(m_sys.now());
+        m_journal.run_finished_at.clear();
+        m_journal.result = "running";
+        m_journal.runs += 1;
+        save_journal(m_sys, m_journal);
+    }
+
+    void repair_interrupted() {
+        if (!m_pm || !m_pm->interrupted(m_sys)) {
+            return;
+        }
+        m_rep.info("an earlier package transaction was interrupted; finishing it first");
+        wait_lock();
+        run_checked(m_sys, m_pm->repair());
+        m_facts = detect_facts(m_sys, m_matrix);
+    }
+
+    void wait_lock() {
+        if (!wait_for_package_lock(m_sys, *m_pm, m_opt.lock_wait)) {
+            throw HostError(fmt::format(
+                "another package manager still holds the dpkg lock after {} s; try again when "
+                "it has finished",
+                m_opt.lock_wait.count()));
+        }
+    }
+
+    void run_group(const Plan& plan, std::size_t begin, std::size_t end) {
+        std::vector<std::size_t> active;
+        for (std::size_t k = begin; k < end; ++k) {
+            if (runs(plan.steps[k].check.status)) {
+                active.push_back(k);
+            } else {
+                record(plan.steps[k].id, plan.steps[k].check.status, plan.steps[k].check.reason,
+                       {});
+            }
+        }
+        std::size_t current = active.front();
+        try {
+            for (const auto k : active) {
+                current = k;
+                m_rep.step_started(plan.steps[k].id, plan.steps[k].summary);
+                step(k).apply(m_ctx, m_sys, plan.steps[k].check, ApplyPhase::prepare);
+                m_refreshes += count_refreshes(plan.steps[k].check);
+            }
+            install(plan, active, current);
+            for (const auto k : active) {
+                current = k;
+                if (plan.steps[k].id == "verify") {
+                    m_facts = detect_facts(m_sys, m_matrix);
+                }
+                const auto status =
+                    step(k).apply(m_ctx, m_sys, plan.steps[k].check, ApplyPhase::configure);
+                record(plan.steps[k].id, status,
+                       status == StepStatus::reboot_required ? reboot_reason() : "",
+                       versions(plan.steps[k].check));
+                if (status == StepStatus::reboot_required) {
+                    m_result.status = StepStatus::reboot_required;
+                    m_result.message = fmt::format("step '{}' needs a reboot: {}", plan.steps[k].id,
+                                                   reboot_reason());
+                    return;
+                }
+            }
+        } catch (Error& e) {
+            e.add_context(fmt::format("while applying step '{}'", plan.steps[current].id));
+            record(plan.steps[current].id, StepStatus::failed, e.describe(), {});
+            fail(e.describe());
+        }
+    }
+
+    void install(const Plan& plan, const std::vector<std::size_t>& active, std::size_t& current) {
+        std::vector<PackagePin> pins;
+        std::set<std::string> seen;
+        for (const auto k : active) {
+            for (const auto& pin : plan.steps[k].check.installs) {
+                if (seen.insert(pin.name).second) {
+                    pins.push_back(pin);
+                }
+            }
+        }
+        if (pins.empty()) {
+            return;
+        }
+        current = active.front();
+        std::vector<std::string> specs;
+        for (const auto& p : pins) {
+            specs.push_back(p.spec());
+        }
+        m_rep.info(fmt::format("installing in one transaction: {}", join(specs, " ")));
+        wait_lock();
+        run_checked(m_sys, m_pm->install(pins));
+        ++m_result.apt_transactions;
+        m_facts = detect_facts(m_sys, m_matrix);
+    }
+
+    static int count_refreshes(const CheckResult& check) {
+        int n = 0;
+        for (const auto& c : check.changes) {
+            n += c.kind == Change::Kind::command && starts_with(c.target, "apt-get update") ? 1 : 0;
+        }
+        return n;
+    }
+
+    static std::map<std::string, std::string> versions(const CheckResult& check) {
+        std::map<std::string, std::string> out;
+        for (const auto& p : check.installs) {
+            out[p.name] = p.version;
+        }
+        return out;
+    }
+
+    [[nodiscard]] std::string reboot_reason() const {
+        if (m_facts.nouveau_loaded || m_sys.exists("/sys/module/nouveau")) {
+            return "nouveau holds the GPUs until the blacklist takes effect at boot";
+        }
+        return "the NVIDIA kernel module could not be loaded without a reboot";
+    }
+
+    Step& step(std::size_t k) { return *m_steps[k]; }
+
+    void record(const std::string& id, StepStatus status, const std::string& message,
+                std::map<std::string, std::string> versions) {
+        auto& s = m_journal.upsert(id);
+        const auto now = rfc3339(m_sys.now());
+        if (runs_now(status)) {
+            s.started_at = s.started_at.empty() ? now : s.started_at;
+        }
+        s.status = std::string(to_string(status));
+        s.finished_at = now;
+        s.message = message;
+        if (!versions.empty()) {
+            s.versions = std::move(versions);
+        }
+        m_result.steps.emplace_back(id, status);
+        m_rep.step_finished(id, status, message);
+        save_journal(m_sys, m_journal);
+    }
+
+    static bool runs_now(StepStatus s) {
+        return s == StepStatus::done || s == StepStatus::failed || s == StepStatus::reboot_required;
+    }
+
+    void fail(const std::string& message) {
+        m_result.status = StepStatus::failed;
+        m_result.message = message;
+    }
+
+    void finish() {
+        m_result.index_refreshes = m_refreshes;
+        if (m_result.status == StepStatus::reboot_required) {
+            detail::install_resume_unit(m_sys, m_opt.gpuprov_path, m_opt.profile_arg);
+            m_journal.reboot_pending = true;
+            m_journal.result = "reboot-required";
+        } else if (m_result.status == StepStatus::done) {
+            detail::remove_resume_unit(m_sys);
+            m_journal.reboot_pending = false;
+            m_journal.result = "done";
+        } else {
+            m_journal.result = "failed";
+        }
+        m_journal.run_finished_at = rfc3339(m_sys.now());
+        save_journal(m_sys, m_journal);
+        if (m_result.status == StepStatus::reboot_required &&
+            m_opt.reboot == RebootPolicy::if_needed) {
+            m_rep.info("rebooting now; gpuprov-resume.service finishes the run at boot");
+            run_checked(m_sys, {.argv = {"systemctl", "reboot"}, .timeout = 60s});
+        }
+    }
+
+    System& m_sys;
+    const Profile& m_profile;
+    const Matrix& m_matrix;
+    const ApplyOptions& m_opt;
+    Reporter& m_rep;
+    HostFacts m_facts;
+    std::unique_ptr<PackageManager> m_pm;
+    LiveRepoProvider m_repos;
+    StepContext m_ctx;
+    std::vector<std::unique_ptr<Step>> m_steps;
+    Journal m_journal;
+    ApplyResult m_result;
+    int m_refreshes = 0;
+};
+
+} // namespace
+
+ApplyResult apply_profile(System& sys, const Profile& profile, const Matrix& matrix,
+                          const ApplyOptions& options, Reporter& reporter) {
+    if (sys.effective_uid() != 0) {
+        throw HostError("apply changes the system and must run as root (try: sudo gpuprov apply "
+                        "...); `gpuprov plan` shows the changes without root");
+    }
+    const auto lock = sys.try_lock(kRunLockPath);
+    if (!lock) {
+        throw HostError(
+            fmt::format("another gpuprov run holds {}; wait for it to finish", kRunLockPath));
+    }
+    Run run(sys, profile, matrix, options, reporter);
+    return run.go();
+}
+
+} // namespace gpuprov

@@ -1,0 +1,37 @@
+#include <fmt/format.h>
+#include <gpuprov/engine.hpp>
+
+namespace gpuprov {
+
+namespace {
+// Long enough that plan and apply in one sitting share an index, short enough that apply pins
+// versions apt will still find after its own update.
+constexpr std::chrono::seconds kIndexMaxAge{15 * 60};
+} // namespace
+
+LiveRepoProvider::LiveRepoProvider(System& sys, const Profile& profile, const HostFacts& facts,
+                                   std::string cache_dir)
+    : m_sys(sys), m_profile(profile), m_facts(facts), m_cache_dir(std::move(cache_dir)) {}
+
+const RepoState& LiveRepoProvider::repo(const std::string& name) const {
+    if (const auto it = m_loaded.find(name); it != m_loaded.end()) {
+        return it->second;
+    }
+    RepoState state;
+    const auto spec = m_profile.repositories.find(name);
+    if (spec == m_profile.repositories.end()) {
+        state.error = fmt::format("the profile defines no '{}' repository", name);
+    } else if (m_facts.os.repo_slug.empty()) {
+        state.error = "this OS has no NVIDIA repository";
+    } else {
+        state.repo =
+            resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch, m_facts.pkg_arch);
+        auto loaded = load_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge);
+        state.index = std::move(loaded.index);
+        state.key = std::move(loaded.key);
+        state.error = std::move(loaded.error);
+    }
+    return m_loaded.emplace(name, std::move(state)).first->second;
+}
+
+} // namespace gpuprov

@@ -1,0 +1,165 @@
+#include "common.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <gpuprov/diff.hpp>
+#include <gpuprov/journal.hpp>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov::steps {
+
+bool file_matches(const System& sys, const ManagedFile& f) {
+    const auto now = sys.read_file(f.path);
+    return now && *now == f.content;
+}
+
+Change file_change(const System& sys, const ManagedFile& f) {
+    return Change{.kind = Change::Kind::file,
+                  .target = f.path,
+                  .detail = unified_diff(f.path, sys.read_file(f.path), f.content)};
+}
+
+namespace {
+std::string backup_path(const System& sys, const std::string& path) {
+    const auto stamp = fmt::format("{:%Y%m%dT%H%M%S}",
+                                   std::chrono::time_point_cast<std::chrono::seconds>(sys.now()));
+    return std::string(kBackupDir) + path + "." + stamp;
+}
+std::string backup_marker(const std::string& path) {
+    return std::string(kBackupDir) + path + ".latest";
+}
+} // namespace
+
+void write_managed(System& sys, const ManagedFile& f) {
+    const auto before = sys.read_file(f.path);
+    if (before) {
+        if (*before == f.content) {
+            return;
+        }
+        const auto backup = backup_path(sys, f.path);
+        sys.write_file_atomic(backup, *before, 0600);
+        // The marker names the newest backup, so a failed step can put the old file back.
+        sys.write_file_atomic(backup_marker(f.path), backup + "\n", 0600);
+    } else {
+        sys.remove_file(backup_marker(f.path));
+    }
+    sys.write_file_atomic(f.path, f.content, f.mode);
+}
+
+void restore_managed(System& sys, const std::string& path) {
+    const auto marker = sys.read_file(backup_marker(path));
+    if (marker) {
+        if (const auto old = sys.read_file(std::string(trim(*marker)))) {
+            sys.write_file_atomic(path, *old, 0644);
+            return;
+        }
+    }
+    sys.remove_file(path);
+}
+
+Change command_change(const Command& cmd, std::string why) {
+    return Change{
+        .kind = Change::Kind::command, .target = display_argv(cmd.argv), .detail = std::move(why)};
+}
+
+Change note(std::string text) {
+    return Change{.kind = Change::Kind::note, .detail = std::move(text)};
+}
+
+std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx, CheckResult& r) {
+    auto pm = make_package_manager(ctx.facts);
+    if (!pm) {
+        r.status = StepStatus::blocked;
+        r.reason =
+            fmt::format("package installs are implemented for apt hosts (Debian, Ubuntu); "
+                        "this host is {}",
+                        ctx.facts.os.pretty_name.empty() ? "unknown" : ctx.facts.os.pretty_name);
+    }
+    return pm;
+}
+
+const PackageIndex* index_or_block(const StepContext& ctx, const std::string& repo,
+                                   CheckResult& r) {
+    const auto& state = ctx.repos.repo(repo);
+    if (!state.index) {
+        r.status = StepStatus::blocked;
+        // The repository step itself carries the full error (URL, status); here, point at it.
+        r.reason = state.error.empty()
+                       ? fmt::format("repository '{}' is not defined in the profile", repo)
+                       : fmt::format("needs the '{}' repository, which is unavailable (see {})",
+                                     repo, repo == "cuda" ? "cuda-repo" : repo);
+        return nullptr;
+    }
+    return &*state.index;
+}
+
+bool all_installed(const System& sys, const PackageManager& pm,
+                   const std::vector<std::string>& packages, std::string_view version_prefix) {
+    for (const auto& p : packages) {
+        const auto v = pm.installed(sys, p);
+        if (!v || !starts_with(*v, version_prefix)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
+                   const std::vector<PackagePin>& pins) {
+    for (const auto& pin : pins) {
+        const auto now = pm.installed(sys, pin.name);
+        r.changes.push_back(Change{
+            .kind = Change::Kind::package,
+            .target = pin.name,
+            .detail = now ? fmt::format("{} -> {}", *now, pin.version)
+                          : fmt::format("install {}",
+                                        pin.version.empty() ? "(distro version)" : pin.version)});
+        r.installs.push_back(pin);
+    }
+    if (!pins.empty() && r.status == StepStatus::satisfied) {
+        r.status = StepStatus::pending;
+    }
+}
+
+namespace {
+constexpr const char* kWantsDir = "/etc/systemd/system/multi-user.target.wants/";
+}
+
+bool have_systemctl(const System& sys) {
+    return sys.exists("/usr/bin/systemctl") || sys.exists("/bin/systemctl");
+}
+
+bool unit_enabled(const System& sys, std::string_view unit) {
+    const auto link = std::string(kWantsDir) + std::string(unit);
+    return sys.read_link(link).has_value() || sys.exists(link);
+}
+
+void enable_unit(System& sys, std::string_view unit, bool start) {
+    if (have_systemctl(sys)) {
+        std::vector<std::string> argv{"systemctl", "enable"};
+        if (start) {
+            argv.emplace_back("--now");
+        }
+        argv.emplace_back(unit);
+        run_checked(sys, {.argv = argv, .timeout = 120s});
+        return;
+    }
+    sys.make_dirs(kWantsDir);
+    const auto local = "/etc/systemd/system/" + std::string(unit);
+    const auto target = sys.exists(local) ? local : "/lib/systemd/system/" + std::string(unit);
+    run_checked(sys, {.argv = {"ln", "-sfn", target, std::string(kWantsDir) + std::string(unit)},
+                      .timeout = 10s});
+}
+
+void disable_unit(System& sys, std::string_view unit) {
+    if (have_systemctl(sys)) {
+        (void)sys.run({.argv = {"systemctl", "disable", std::string(unit)}, .timeout = 120s});
+    }
+    sys.remove_file(std::string(kWantsDir) + std::string(unit));
+}
+
+std::string cuda_dash(const std::string& version) {
+    return replace_all(version, ".", "-");
+}
+
+} // namespace gpuprov::steps

@@ -1,0 +1,59 @@
+#pragma once
+// Helpers shared by the steps: managed files with backups and diffs, package pins from a
+// repository index, systemd unit enabling.
+#include <gpuprov/package_manager.hpp>
+#include <gpuprov/step.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuprov::steps {
+
+inline constexpr const char* kManagedHeader = "# Managed by gpuprov; local edits are replaced.\n";
+
+struct ManagedFile {
+    std::string path;
+    std::string content;
+    unsigned mode = 0644;
+};
+
+[[nodiscard]] bool file_matches(const System& sys, const ManagedFile& f);
+/// A `file` change with the unified diff from what is there now.
+[[nodiscard]] Change file_change(const System& sys, const ManagedFile& f);
+/// Keeps the previous version under /var/lib/gpuprov/backup/, then writes atomically.
+void write_managed(System& sys, const ManagedFile& f);
+/// Restores the backup taken by write_managed, or removes the file if there was none.
+void restore_managed(System& sys, const std::string& path);
+
+[[nodiscard]] Change command_change(const Command& cmd, std::string why = {});
+[[nodiscard]] Change note(std::string text);
+
+/// The package manager for this host, or nullptr; sets `r` blocked with the reason when none.
+[[nodiscard]] std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx,
+                                                                       CheckResult& r);
+
+/// The repository's index, or nullptr with `r` blocked and the reason (URL, status).
+[[nodiscard]] const PackageIndex* index_or_block(const StepContext& ctx, const std::string& repo,
+                                                 CheckResult& r);
+
+/// Whether every package is installed with a version starting with `version_prefix`.
+[[nodiscard]] bool all_installed(const System& sys, const PackageManager& pm,
+                                 const std::vector<std::string>& packages,
+                                 std::string_view version_prefix = {});
+
+/// Adds package changes and pins for `pins` to `r` and marks it pending.
+void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
+                   const std::vector<PackagePin>& pins);
+
+/// systemd: whether `unit` is enabled for multi-user.target (the wants link exists).
+[[nodiscard]] bool unit_enabled(const System& sys, std::string_view unit);
+/// Enables (and with `start`, starts) a unit with systemctl; where systemd is not installed
+/// (containers, chroots) the wants link is made directly so the next boot still starts it.
+void enable_unit(System& sys, std::string_view unit, bool start);
+void disable_unit(System& sys, std::string_view unit);
+[[nodiscard]] bool have_systemctl(const System& sys);
+
+/// The CUDA release as apt spells it in package names: "12.4" → "12-4".
+[[nodiscard]] std::string cuda_dash(const std::string& version);
+
+} // namespace gpuprov::steps

@@ -1,0 +1,121 @@
+// container-toolkit: NVIDIA's container toolkit repository and packages, then
+// `nvidia-ctk runtime configure`, which merges into the runtime's config instead of replacing it
+// (NVIDIA container toolkit install guide).
+#include "apt_repo.hpp"
+#include "packages_step.hpp"
+#include "steps.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/checks.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+// Installed together at one version, as the install guide pins them.
+const std::vector<std::string> kPackages{"nvidia-container-toolkit",
+                                         "nvidia-container-toolkit-base",
+                                         "libnvidia-container-tools", "libnvidia-container1"};
+
+bool runtime_configured(const System& sys, const std::string& runtime) {
+    if (runtime == "containerd") {
+        return sys.exists("/etc/containerd/conf.d/99-nvidia.toml");
+    }
+    if (runtime == "crio") {
+        return sys.exists("/etc/crio/conf.d/99-nvidia.toml");
+    }
+    const auto json = sys.read_file("/etc/docker/daemon.json");
+    return json && json->find("nvidia-container-runtime") != std::string::npos;
+}
+
+Command configure_command(const std::string& runtime) {
+    return {.argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + runtime},
+            .timeout = 120s};
+}
+
+class ContainerToolkit final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "container-toolkit"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "NVIDIA Container Toolkit and the container runtime's nvidia runtime";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        if (!ctx.profile.container || !ctx.profile.container->toolkit) {
+            r.status = StepStatus::skipped;
+            r.reason = "profile asks for no container toolkit";
+            return r;
+        }
+        auto pm = package_manager_or_block(ctx, r);
+        if (!pm) {
+            return r;
+        }
+        check_apt_repo(ctx, sys, "container-toolkit", r);
+        if (r.status == StepStatus::blocked) {
+            return r;
+        }
+        if (!all_installed(sys, *pm, kPackages)) {
+            const auto* index = index_or_block(ctx, "container-toolkit", r);
+            if (index == nullptr) {
+                return r;
+            }
+            const auto* newest = index->newest(kPackages.front());
+            if (newest == nullptr) {
+                r.status = StepStatus::blocked;
+                r.reason = "the container-toolkit repository has no nvidia-container-toolkit";
+                return r;
+            }
+            const auto pins =
+                pin_with_prefix(*index, kPackages, newest->version, r, "container-toolkit");
+            if (!pins) {
+                return r;
+            }
+            plan_installs(r, sys, *pm, *pins);
+        }
+        const auto& runtime = ctx.profile.container->runtime;
+        if (!runtime_configured(sys, runtime)) {
+            r.changes.push_back(
+                command_change(configure_command(runtime), "add the nvidia runtime to " + runtime));
+            if (r.status == StepStatus::satisfied) {
+                r.status = StepStatus::pending;
+            }
+        }
+        return r;
+    }
+
+    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
+                     ApplyPhase phase) override {
+        if (phase == ApplyPhase::prepare) {
+            apply_apt_repo(ctx, sys, "container-toolkit");
+            return StepStatus::done;
+        }
+        const auto& runtime = ctx.profile.container->runtime;
+        if (!runtime_configured(sys, runtime)) {
+            run_checked(sys, configure_command(runtime));
+            // A running daemon reads its config only at start.
+            if (have_systemctl(sys) &&
+                sys.run({.argv = {"systemctl", "is-active", "--quiet", runtime}, .timeout = 30s})
+                    .ok()) {
+                run_checked(sys, {.argv = {"systemctl", "restart", runtime}, .timeout = 300s});
+            }
+        }
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        if (!ctx.profile.container || !ctx.profile.container->toolkit) {
+            return {};
+        }
+        return check_container_toolkit({ctx.profile, ctx.facts, ctx.matrix}, sys);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_container_toolkit() {
+    return std::make_unique<ContainerToolkit>();
+}
+
+} // namespace gpuprov::steps

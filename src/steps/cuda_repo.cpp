@@ -1,0 +1,53 @@
+// cuda-repo: NVIDIA's CUDA apt repository with its pinned key (never apt-key).
+#include "apt_repo.hpp"
+#include "steps.hpp"
+
+namespace gpuprov::steps {
+
+namespace {
+
+class CudaRepo final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "cuda-repo"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "NVIDIA CUDA repository: pinned key, deb822 source, index refresh";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        if (!package_manager_or_block(ctx, r)) {
+            return r;
+        }
+        check_apt_repo(ctx, sys, "cuda", r);
+        return r;
+    }
+
+    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
+                     ApplyPhase phase) override {
+        if (phase == ApplyPhase::prepare) {
+            apply_apt_repo(ctx, sys, "cuda");
+        }
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        const auto files = apt_repo_files("cuda");
+        const bool ok = apt_repo_in_place(ctx, sys, "cuda");
+        return {CheckOutcome{.id = "cuda-repo.source",
+                             .step = "cuda-repo",
+                             .passed = ok,
+                             .command = files.keyring + ", " + files.source,
+                             .expected = "key with the pinned fingerprint and a Signed-By source",
+                             .found = ok ? "in place" : "missing or different",
+                             .fix = ok ? "" : "gpuprov apply PROFILE --only cuda-repo"}};
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_cuda_repo() {
+    return std::make_unique<CudaRepo>();
+}
+
+} // namespace gpuprov::steps

@@ -1,0 +1,102 @@
+// cuda-toolkit: cuda-toolkit-X-Y (never cuda-X-Y, which drags a driver in) and PATH for login
+// shells, per NVIDIA's post-installation actions.
+#include "packages_step.hpp"
+#include "steps.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/checks.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+ManagedFile profile_d(const std::string& version) {
+    const auto bin = fmt::format("/usr/local/cuda-{}/bin", version);
+    return {"/etc/profile.d/gpuprov-cuda.sh",
+            fmt::format("{}# CUDA {} on PATH for login shells.\n"
+                        "case \":${{PATH}}:\" in\n"
+                        "    *:{}:*) ;;\n"
+                        "    *) export PATH=\"{}${{PATH:+:${{PATH}}}}\" ;;\n"
+                        "esac\n",
+                        kManagedHeader, version, bin, bin)};
+}
+
+class CudaToolkit final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "cuda-toolkit"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "CUDA toolkit (toolkit only, no driver) and PATH";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        if (!ctx.profile.cuda) {
+            r.status = StepStatus::skipped;
+            r.reason = "profile has no cuda section";
+            return r;
+        }
+        const auto& version = ctx.profile.cuda->version;
+        auto pm = package_manager_or_block(ctx, r);
+        if (!pm) {
+            return r;
+        }
+        const auto cuda = DottedVersion::parse(version);
+        if (const auto* distro = ctx.matrix.distro(ctx.facts.os.repo_slug);
+            distro != nullptr && cuda && (*cuda < distro->cuda_min || distro->cuda_max < *cuda)) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format(
+                "CUDA {} is not in NVIDIA's {} repository (it carries {} to {}); choose a "
+                "cuda.version in that range",
+                version, distro->slug, distro->cuda_min.str(), distro->cuda_max.str());
+            return r;
+        }
+        if (!ctx.profile.driver && ctx.facts.driver && cuda) {
+            const auto* rel = ctx.matrix.cuda(*cuda);
+            const auto loaded = DottedVersion::parse(ctx.facts.driver->version);
+            if (rel != nullptr && loaded && *loaded < rel->min_driver) {
+                r.status = StepStatus::blocked;
+                r.reason = fmt::format("CUDA {} needs driver ≥ {}; driver {} is loaded", version,
+                                       rel->min_driver.str(), ctx.facts.driver->version);
+                return r;
+            }
+        }
+        const auto package = "cuda-toolkit-" + cuda_dash(version);
+        if (!pm->installed(sys, package)) {
+            const auto* index = index_or_block(ctx, "cuda", r);
+            if (index == nullptr) {
+                return r;
+            }
+            const auto pins = pin_with_prefix(*index, {package}, "", r, "CUDA");
+            if (!pins) {
+                return r;
+            }
+            plan_installs(r, sys, *pm, *pins);
+        }
+        require_file(sys, profile_d(version), r);
+        return r;
+    }
+
+    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
+                     ApplyPhase phase) override {
+        if (phase == ApplyPhase::configure) {
+            write_managed(sys, profile_d(ctx.profile.cuda->version));
+        }
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        if (!ctx.profile.cuda) {
+            return {};
+        }
+        return check_cuda_toolkit({ctx.profile, ctx.facts, ctx.matrix}, sys);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_cuda_toolkit() {
+    return std::make_unique<CudaToolkit>();
+}
+
+} // namespace gpuprov::steps

@@ -1,0 +1,103 @@
+// cudnn: the cuDNN build made for the profile's CUDA. cuDNN 8 pins `+cudaX.Y` builds from the
+// matrix; cuDNN 9 ships one build per CUDA major (libcudnn9-cuda-12), per NVIDIA's cuDNN
+// installation guide for Linux.
+#include "packages_step.hpp"
+#include "steps.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/checks.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+struct CudnnChoice {
+    std::vector<std::string> packages;
+    std::string version_prefix;
+};
+
+std::optional<CudnnChoice> choose(const StepContext& ctx, CheckResult& r) {
+    const auto& want = ctx.profile.cudnn->version;
+    const auto cudnn = DottedVersion::parse(want);
+    const auto cuda = DottedVersion::parse(ctx.profile.cuda->version);
+    if (!cudnn || !cuda) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("cannot read cudnn.version '{}'", want);
+        return std::nullopt;
+    }
+    if (cudnn->major() >= 9) {
+        if (!ctx.matrix.cudnn9_supports(*cuda)) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format("cuDNN 9 has no build for CUDA {}", cuda->str());
+            return std::nullopt;
+        }
+        const auto suffix = fmt::format("-cuda-{}", cuda->major());
+        return CudnnChoice{{"libcudnn9" + suffix, "libcudnn9-dev" + suffix}, want + "."};
+    }
+    const auto build = ctx.matrix.cudnn8_for(*cudnn, *cuda);
+    if (!build) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("no cuDNN {} build exists for CUDA {}", want, cuda->str());
+        return std::nullopt;
+    }
+    return CudnnChoice{{"libcudnn8", "libcudnn8-dev"},
+                       fmt::format("{}-1+cuda{}", build->first, build->second.str())};
+}
+
+class Cudnn final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "cudnn"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "cuDNN build matching the CUDA release";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        if (!ctx.profile.cudnn || !ctx.profile.cuda) {
+            r.status = StepStatus::skipped;
+            r.reason =
+                ctx.profile.cudnn ? "cuDNN needs a cuda section" : "profile asks for no cuDNN";
+            return r;
+        }
+        auto pm = package_manager_or_block(ctx, r);
+        if (!pm) {
+            return r;
+        }
+        const auto choice = choose(ctx, r);
+        if (!choice) {
+            return r;
+        }
+        if (all_installed(sys, *pm, choice->packages, choice->version_prefix)) {
+            return r;
+        }
+        const auto* index = index_or_block(ctx, "cuda", r);
+        if (index == nullptr) {
+            return r;
+        }
+        if (const auto pins =
+                pin_with_prefix(*index, choice->packages, choice->version_prefix, r, "CUDA")) {
+            plan_installs(r, sys, *pm, *pins);
+        }
+        return r;
+    }
+
+    StepStatus apply(const StepContext&, System&, const CheckResult&, ApplyPhase) override {
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        if (!ctx.profile.cudnn) {
+            return {};
+        }
+        return check_cudnn({ctx.profile, ctx.facts, ctx.matrix}, sys);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_cudnn() {
+    return std::make_unique<Cudnn>();
+}
+
+} // namespace gpuprov::steps

@@ -1,0 +1,90 @@
+// fabric-manager: NVSwitch systems (HGX/DGX) need nvidia-fabricmanager of exactly the driver's
+// version, or CUDA sees no GPUs (NVIDIA fabric manager user guide; yum-packaging-fabric-manager).
+#include "packages_step.hpp"
+#include "steps.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/checks.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+constexpr const char* kUnit = "nvidia-fabricmanager.service";
+
+bool needed(const StepContext& ctx) {
+    switch (ctx.profile.fabric_manager) {
+    case FabricManagerMode::enabled:
+        return true;
+    case FabricManagerMode::disabled:
+        return false;
+    case FabricManagerMode::automatic:
+        // NVSwitch chips show up as NVIDIA PCI bridges; a 4-GPU board without them needs none.
+        return ctx.facts.nvswitch_count > 0;
+    }
+    return false;
+}
+
+class FabricManager final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "fabric-manager"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "Fabric Manager for NVSwitch systems, same version as the driver";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        if (!needed(ctx) || !ctx.profile.driver) {
+            r.status = StepStatus::skipped;
+            r.reason = !ctx.profile.driver ? "profile has no driver section"
+                                           : "no NVSwitch on this host (fabric_manager: auto)";
+            return r;
+        }
+        auto pm = package_manager_or_block(ctx, r);
+        if (!pm) {
+            return r;
+        }
+        const auto& branch = ctx.profile.driver->branch;
+        const auto package = "cuda-drivers-fabricmanager-" + branch;
+        // Must equal the driver's version exactly: follow the installed driver when there is one.
+        const auto driver_version = pm->installed(sys, "cuda-drivers-" + branch);
+        const auto prefix = driver_version.value_or(branch + ".");
+        if (!all_installed(sys, *pm, {package}, prefix)) {
+            const auto* index = index_or_block(ctx, "cuda", r);
+            if (index == nullptr) {
+                return r;
+            }
+            const auto pins = pin_with_prefix(*index, {package}, prefix, r, "CUDA");
+            if (!pins) {
+                return r;
+            }
+            plan_installs(r, sys, *pm, *pins);
+        }
+        require_unit(sys, kUnit, r);
+        return r;
+    }
+
+    StepStatus apply(const StepContext&, System& sys, const CheckResult&,
+                     ApplyPhase phase) override {
+        if (phase == ApplyPhase::configure && !unit_enabled(sys, kUnit)) {
+            enable_unit(sys, kUnit, true);
+        }
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        if (!needed(ctx)) {
+            return {};
+        }
+        return check_fabric_manager({ctx.profile, ctx.facts, ctx.matrix}, sys);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_fabric_manager() {
+    return std::make_unique<FabricManager>();
+}
+
+} // namespace gpuprov::steps

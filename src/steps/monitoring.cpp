@@ -1,0 +1,97 @@
+// monitoring: a systemd timer that runs `gpuprov metrics --textfile DIR` every minute for
+// node_exporter's textfile collector.
+#include "packages_step.hpp"
+#include "steps.hpp"
+
+#include <fmt/format.h>
+
+namespace gpuprov::steps {
+
+namespace {
+
+constexpr const char* kTimer = "gpuprov-metrics.timer";
+
+std::vector<ManagedFile> units(const StepContext& ctx) {
+    const auto& dir = ctx.profile.monitoring->textfile_dir;
+    return {
+        {"/etc/systemd/system/gpuprov-metrics.service",
+         fmt::format("{}[Unit]\nDescription=gpuprov GPU metrics for the node_exporter textfile "
+                     "collector\n\n[Service]\nType=oneshot\nExecStart={} metrics --textfile {}\n",
+                     kManagedHeader, ctx.gpuprov_path, dir)},
+        {"/etc/systemd/system/gpuprov-metrics.timer",
+         fmt::format("{}[Unit]\nDescription=Refresh gpuprov GPU metrics every minute\n\n"
+                     "[Timer]\nOnBootSec=30s\nOnUnitActiveSec=60s\n\n[Install]\n"
+                     "WantedBy=timers.target\n",
+                     kManagedHeader)},
+    };
+}
+
+class Monitoring final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "monitoring"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "Prometheus textfile metrics timer";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        if (!ctx.profile.monitoring) {
+            r.status = StepStatus::skipped;
+            r.reason = "profile has no monitoring section";
+            return r;
+        }
+        for (const auto& f : units(ctx)) {
+            require_file(sys, f, r);
+        }
+        if (!sys.is_dir(ctx.profile.monitoring->textfile_dir)) {
+            r.changes.push_back(note("create " + ctx.profile.monitoring->textfile_dir));
+            if (r.status == StepStatus::satisfied) {
+                r.status = StepStatus::pending;
+            }
+        }
+        require_unit(sys, kTimer, r);
+        return r;
+    }
+
+    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
+                     ApplyPhase phase) override {
+        if (phase != ApplyPhase::configure) {
+            return StepStatus::done;
+        }
+        sys.make_dirs(ctx.profile.monitoring->textfile_dir);
+        for (const auto& f : units(ctx)) {
+            write_managed(sys, f);
+        }
+        if (have_systemctl(sys)) {
+            (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
+        }
+        if (!unit_enabled(sys, kTimer)) {
+            enable_unit(sys, kTimer, true);
+        }
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        if (!ctx.profile.monitoring) {
+            return {};
+        }
+        const bool ok = unit_enabled(sys, kTimer);
+        return {CheckOutcome{.id = "monitoring.timer",
+                             .step = "monitoring",
+                             .passed = ok,
+                             .command = "/etc/systemd/system/multi-user.target.wants/" +
+                                        std::string(kTimer),
+                             .expected = "enabled",
+                             .found = ok ? "enabled" : "not enabled",
+                             .fix = ok ? "" : "gpuprov apply PROFILE --only monitoring"}};
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_monitoring() {
+    return std::make_unique<Monitoring>();
+}
+
+} // namespace gpuprov::steps

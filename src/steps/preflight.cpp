@@ -1,0 +1,139 @@
+// preflight: is this a host the profile can work on? Blocks with every reason at once, so a
+// sysadmin fixes them in one go; installs only the kernel headers DKMS needs.
+#include "common.hpp"
+#include "steps.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+constexpr std::uint64_t kGiB = 1024ull * 1024 * 1024;
+// MemTotal excludes memory the firmware and kernel reserve, so a 256 GiB box reports a little
+// less; 5% slack keeps the check about the DIMMs actually fitted.
+constexpr double kMemorySlack = 0.95;
+
+std::string describe_gpus(const HostFacts& facts) {
+    if (facts.gpus.empty()) {
+        return "no NVIDIA GPU on the PCI bus";
+    }
+    std::map<std::string, int> counts;
+    for (const auto& g : facts.gpus) {
+        counts[g.name.empty() ? fmt::format("unknown device 0x{:04x}", g.device_id) : g.name]++;
+    }
+    std::vector<std::string> parts;
+    for (const auto& [name, n] : counts) {
+        parts.push_back(fmt::format("{}× {}", n, name));
+    }
+    return join(parts, ", ");
+}
+
+class Preflight final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "preflight"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "host requirements: OS, arch, GPUs, memory, disk, Secure Boot, kernel headers";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        std::vector<std::string> blocked;
+        const auto& f = ctx.facts;
+        const auto& host = ctx.profile.host;
+
+        if (f.os.repo_slug.empty() || ctx.matrix.distro(f.os.repo_slug) == nullptr) {
+            blocked.push_back(fmt::format(
+                "unsupported OS '{}' (supported: Ubuntu 20.04/22.04/24.04, Debian 12, RHEL/Rocky "
+                "8/9)",
+                f.os.pretty_name.empty() ? f.os.id : f.os.pretty_name));
+        } else if (!host.os.empty() &&
+                   std::find(host.os.begin(), host.os.end(), f.os.profile_os) == host.os.end()) {
+            blocked.push_back(fmt::format("profile allows host.os [{}], this host is {}",
+                                          join(host.os, ", "), f.os.profile_os));
+        }
+        if (f.arch != "x86_64" && f.arch != "aarch64") {
+            blocked.push_back(fmt::format("unsupported architecture {}", f.arch));
+        }
+        if (host.gpus) {
+            const auto& want = *host.gpus;
+            int matching = 0;
+            for (const auto& g : f.gpus) {
+                const bool model_ok = !want.model || g.model == *want.model;
+                const bool mem_ok = !want.memory_gib || g.memory_gib >= *want.memory_gib;
+                matching += model_ok && mem_ok ? 1 : 0;
+            }
+            if (matching < want.count) {
+                blocked.push_back(fmt::format(
+                    "needs {}× {}{}; found {}", want.count, want.model.value_or("NVIDIA GPU"),
+                    want.memory_gib ? fmt::format(" with ≥{} GiB", *want.memory_gib) : "",
+                    describe_gpus(f)));
+            }
+        }
+        if (host.memory_gib) {
+            const auto need = static_cast<double>(*host.memory_gib) * kGiB * kMemorySlack;
+            if (static_cast<double>(f.memory_bytes) < need) {
+                blocked.push_back(fmt::format("needs {} GiB RAM; host has {:.1f} GiB",
+                                              *host.memory_gib,
+                                              static_cast<double>(f.memory_bytes) / kGiB));
+            }
+        }
+        if (host.disk) {
+            const auto space = sys.disk_space(host.disk->path);
+            const auto free_gib = space ? static_cast<double>(space->free_bytes) / kGiB : 0.0;
+            if (!space || free_gib < host.disk->free_gib) {
+                blocked.push_back(fmt::format("needs {} GiB free on {}; {:.1f} GiB free",
+                                              host.disk->free_gib, host.disk->path, free_gib));
+            }
+        }
+        if (ctx.profile.driver && f.secure_boot.value_or(false) &&
+            ctx.profile.driver->flavor != "server") {
+            blocked.push_back(
+                "Secure Boot is enabled: the DKMS-built NVIDIA module is unsigned and will not "
+                "load. Enroll a MOK (mokutil --import /var/lib/dkms/mok.pub, confirm at next boot) "
+                "and re-run, or disable Secure Boot in the firmware");
+        }
+        if (!blocked.empty()) {
+            r.status = StepStatus::blocked;
+            r.reason = join(blocked, "; ");
+            return r;
+        }
+        if (ctx.profile.driver && !f.kernel_headers && !f.kernel.empty()) {
+            auto pm = package_manager_or_block(ctx, r);
+            if (!pm) {
+                return r;
+            }
+            // Headers come from the distribution's own archive, so no NVIDIA pin.
+            plan_installs(r, sys, *pm, {PackagePin{.name = "linux-headers-" + f.kernel}});
+            r.reason = fmt::format("kernel headers for {} are needed to build the driver module",
+                                   f.kernel);
+        }
+        return r;
+    }
+
+    StepStatus apply(const StepContext&, System&, const CheckResult&, ApplyPhase) override {
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        const auto r = check(ctx, sys);
+        return {CheckOutcome{.id = "preflight.host",
+                             .step = "preflight",
+                             .passed = r.status == StepStatus::satisfied,
+                             .command = "/etc/os-release, /sys/bus/pci/devices, /proc/meminfo",
+                             .expected = "host meets the profile's requirements",
+                             .found = r.reason.empty() ? "meets them" : r.reason,
+                             .fix = r.reason}};
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_preflight() {
+    return std::make_unique<Preflight>();
+}
+
+} // namespace gpuprov::steps

@@ -1,0 +1,71 @@
+// tuning: persistence mode through nvidia-persistenced, the way NVIDIA's driver role sets it,
+// so it survives reboots (nvidia-smi -pm 1 does not).
+#include "packages_step.hpp"
+#include "steps.hpp"
+
+#include <gpuprov/checks.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+constexpr const char* kUnit = "nvidia-persistenced.service";
+
+ManagedFile dropin() {
+    // NVIDIA/ansible-role-nvidia-driver files/nvidia-persistenced-override.conf.
+    return {"/etc/systemd/system/nvidia-persistenced.service.d/gpuprov.conf",
+            std::string(kManagedHeader) +
+                "[Service]\nExecStart=\nExecStart=/usr/bin/nvidia-persistenced --user root "
+                "--persistence-mode --verbose\n"};
+}
+
+class Tuning final : public Step {
+public:
+    [[nodiscard]] std::string_view id() const override { return "tuning"; }
+    [[nodiscard]] std::string_view summary() const override {
+        return "persistence mode via nvidia-persistenced";
+    }
+
+    [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        CheckResult r;
+        if (!ctx.profile.tuning.persistence_mode) {
+            r.status = StepStatus::skipped;
+            r.reason = "profile asks for no tuning";
+            return r;
+        }
+        require_file(sys, dropin(), r);
+        require_unit(sys, kUnit, r);
+        return r;
+    }
+
+    StepStatus apply(const StepContext&, System& sys, const CheckResult&,
+                     ApplyPhase phase) override {
+        if (phase != ApplyPhase::configure) {
+            return StepStatus::done;
+        }
+        write_managed(sys, dropin());
+        if (have_systemctl(sys)) {
+            (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
+        }
+        if (!unit_enabled(sys, kUnit)) {
+            enable_unit(sys, kUnit, true);
+        }
+        return StepStatus::done;
+    }
+
+    [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
+                                                   const System& sys) const override {
+        if (!ctx.profile.tuning.persistence_mode) {
+            return {};
+        }
+        return check_persistence({ctx.profile, ctx.facts, ctx.matrix}, sys);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Step> make_tuning() {
+    return std::make_unique<Tuning>();
+}
+
+} // namespace gpuprov::steps
