@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
+#include <gpuprov/error.hpp>
 
 namespace gpuprov {
 
@@ -26,10 +27,16 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
     } else {
         state.repo =
             resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch, m_facts.pkg_arch);
-        auto loaded = load_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge);
-        state.index = std::move(loaded.index);
-        state.key = std::move(loaded.key);
-        state.error = std::move(loaded.error);
+        try {
+            auto loaded = load_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge);
+            state.index = std::move(loaded.index);
+            state.key = std::move(loaded.key);
+            state.error = std::move(loaded.error);
+        } catch (const Error& e) {
+            // An unwritable cache (a service account without a home) makes this repository
+            // unavailable, not the whole plan.
+            state.error = fmt::format("{} (cache {})", e.what(), m_cache_dir);
+        }
     }
     return m_loaded.emplace(name, std::move(state)).first->second;
 }

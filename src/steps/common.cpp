@@ -122,19 +122,21 @@ void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
 }
 
 namespace {
-constexpr const char* kWantsDir = "/etc/systemd/system/multi-user.target.wants/";
+std::string wants_dir(std::string_view target) {
+    return "/etc/systemd/system/" + std::string(target) + ".wants/";
 }
+} // namespace
 
 bool have_systemctl(const System& sys) {
     return sys.exists("/usr/bin/systemctl") || sys.exists("/bin/systemctl");
 }
 
-bool unit_enabled(const System& sys, std::string_view unit) {
-    const auto link = std::string(kWantsDir) + std::string(unit);
+bool unit_enabled(const System& sys, std::string_view unit, std::string_view target) {
+    const auto link = wants_dir(target) + std::string(unit);
     return sys.read_link(link).has_value() || sys.exists(link);
 }
 
-void enable_unit(System& sys, std::string_view unit, bool start) {
+void enable_unit(System& sys, std::string_view unit, bool start, std::string_view target) {
     if (have_systemctl(sys)) {
         std::vector<std::string> argv{"systemctl", "enable"};
         if (start) {
@@ -144,18 +146,18 @@ void enable_unit(System& sys, std::string_view unit, bool start) {
         run_checked(sys, {.argv = argv, .timeout = 120s});
         return;
     }
-    sys.make_dirs(kWantsDir);
+    sys.make_dirs(wants_dir(target));
     const auto local = "/etc/systemd/system/" + std::string(unit);
-    const auto target = sys.exists(local) ? local : "/lib/systemd/system/" + std::string(unit);
-    run_checked(sys, {.argv = {"ln", "-sfn", target, std::string(kWantsDir) + std::string(unit)},
+    const auto unit_file = sys.exists(local) ? local : "/lib/systemd/system/" + std::string(unit);
+    run_checked(sys, {.argv = {"ln", "-sfn", unit_file, wants_dir(target) + std::string(unit)},
                       .timeout = 10s});
 }
 
-void disable_unit(System& sys, std::string_view unit) {
+void disable_unit(System& sys, std::string_view unit, std::string_view target) {
     if (have_systemctl(sys)) {
         (void)sys.run({.argv = {"systemctl", "disable", std::string(unit)}, .timeout = 120s});
     }
-    sys.remove_file(std::string(kWantsDir) + std::string(unit));
+    sys.remove_file(wants_dir(target) + std::string(unit));
 }
 
 std::string cuda_dash(const std::string& version) {

@@ -45,12 +45,15 @@ void restore_managed(System& sys, const std::string& path);
 void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
                    const std::vector<PackagePin>& pins);
 
-/// systemd: whether `unit` is enabled for multi-user.target (the wants link exists).
-[[nodiscard]] bool unit_enabled(const System& sys, std::string_view unit);
+/// systemd: whether `unit` is enabled for `target` (its WantedBy=), i.e. the wants link exists.
+[[nodiscard]] bool unit_enabled(const System& sys, std::string_view unit,
+                                std::string_view target = "multi-user.target");
 /// Enables (and with `start`, starts) a unit with systemctl; where systemd is not installed
 /// (containers, chroots) the wants link is made directly so the next boot still starts it.
-void enable_unit(System& sys, std::string_view unit, bool start);
-void disable_unit(System& sys, std::string_view unit);
+void enable_unit(System& sys, std::string_view unit, bool start,
+                 std::string_view target = "multi-user.target");
+void disable_unit(System& sys, std::string_view unit,
+                  std::string_view target = "multi-user.target");
 [[nodiscard]] bool have_systemctl(const System& sys);
 
 /// The CUDA release as apt spells it in package names: "12.4" → "12-4".

@@ -13,16 +13,7 @@ namespace {
 constexpr const char* kUnit = "nvidia-fabricmanager.service";
 
 bool needed(const StepContext& ctx) {
-    switch (ctx.profile.fabric_manager) {
-    case FabricManagerMode::enabled:
-        return true;
-    case FabricManagerMode::disabled:
-        return false;
-    case FabricManagerMode::automatic:
-        // NVSwitch chips show up as NVIDIA PCI bridges; a 4-GPU board without them needs none.
-        return ctx.facts.nvswitch_count > 0;
-    }
-    return false;
+    return fabric_manager_wanted(ctx.profile, ctx.facts);
 }
 
 class FabricManager final : public Step {

@@ -10,6 +10,7 @@ namespace gpuprov::steps {
 namespace {
 
 constexpr const char* kTimer = "gpuprov-metrics.timer";
+constexpr const char* kTimerTarget = "timers.target"; // the timer unit's WantedBy=
 
 std::vector<ManagedFile> units(const StepContext& ctx) {
     const auto& dir = ctx.profile.monitoring->textfile_dir;
@@ -49,7 +50,7 @@ public:
                 r.status = StepStatus::pending;
             }
         }
-        require_unit(sys, kTimer, r);
+        require_unit(sys, kTimer, r, kTimerTarget);
         return r;
     }
 
@@ -65,8 +66,8 @@ public:
         if (have_systemctl(sys)) {
             (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
         }
-        if (!unit_enabled(sys, kTimer)) {
-            enable_unit(sys, kTimer, true);
+        if (!unit_enabled(sys, kTimer, kTimerTarget)) {
+            enable_unit(sys, kTimer, true, kTimerTarget);
         }
         return StepStatus::done;
     }
@@ -76,12 +77,12 @@ public:
         if (!ctx.profile.monitoring) {
             return {};
         }
-        const bool ok = unit_enabled(sys, kTimer);
+        const bool ok = unit_enabled(sys, kTimer, kTimerTarget);
         return {CheckOutcome{.id = "monitoring.timer",
                              .step = "monitoring",
                              .passed = ok,
-                             .command = "/etc/systemd/system/multi-user.target.wants/" +
-                                        std::string(kTimer),
+                             .command =
+                                 "/etc/systemd/system/timers.target.wants/" + std::string(kTimer),
                              .expected = "enabled",
                              .found = ok ? "enabled" : "not enabled",
                              .fix = ok ? "" : "gpuprov apply PROFILE --only monitoring"}};

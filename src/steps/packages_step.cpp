@@ -34,8 +34,9 @@ void require_file(const System& sys, const ManagedFile& f, CheckResult& r) {
     }
 }
 
-void require_unit(const System& sys, std::string_view unit, CheckResult& r) {
-    if (unit_enabled(sys, unit)) {
+void require_unit(const System& sys, std::string_view unit, CheckResult& r,
+                  std::string_view target) {
+    if (unit_enabled(sys, unit, target)) {
         return;
     }
     r.changes.push_back(Change{

@@ -13,7 +13,8 @@ pin_with_prefix(const PackageIndex& index, const std::vector<std::string>& names
 
 /// Marks `r` pending with the file's diff when it differs.
 void require_file(const System& sys, const ManagedFile& f, CheckResult& r);
-/// Marks `r` pending when `unit` is not enabled.
-void require_unit(const System& sys, std::string_view unit, CheckResult& r);
+/// Marks `r` pending when `unit` is not enabled for `target`.
+void require_unit(const System& sys, std::string_view unit, CheckResult& r,
+                  std::string_view target = "multi-user.target");
 
 } // namespace gpuprov::steps
