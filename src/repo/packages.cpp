@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/version.hpp>
@@ -7,24 +8,45 @@ namespace gpuprov {
 
 namespace {
 
-void assign_field(PackageRecord& r, const std::string& name, std::string value) {
-    // deb822 field names are case-insensitive (Debian Policy 5.1).
-    const auto key = to_lower(name);
-    if (key == "package") {
-        r.name = std::move(value);
-    } else if (key == "version") {
-        r.version = std::move(value);
-    } else if (key == "architecture") {
-        r.architecture = std::move(value);
-    } else if (key == "depends") {
-        r.depends = std::move(value);
-    } else if (key == "provides") {
-        r.provides = std::move(value);
-    } else if (key == "filename") {
-        r.filename = std::move(value);
-    } else if (key == "sha256") {
-        r.sha256 = std::move(value);
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) {
+        return false;
     }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// The record member a field goes to, or nullptr for fields gpuprov does not keep (most of a
+/// Packages file is Description text, so skipping it without copying matters for plan time).
+std::string* field_slot(PackageRecord& r, std::string_view name) {
+    // deb822 field names are case-insensitive (Debian Policy 5.1).
+    if (iequals(name, "package")) {
+        return &r.name;
+    }
+    if (iequals(name, "version")) {
+        return &r.version;
+    }
+    if (iequals(name, "architecture")) {
+        return &r.architecture;
+    }
+    if (iequals(name, "depends")) {
+        return &r.depends;
+    }
+    if (iequals(name, "provides")) {
+        return &r.provides;
+    }
+    if (iequals(name, "filename")) {
+        return &r.filename;
+    }
+    if (iequals(name, "sha256")) {
+        return &r.sha256;
+    }
+    return nullptr;
 }
 
 /// Version without its epoch ("1:2.3-1" → "2.3-1").
@@ -38,45 +60,51 @@ std::string_view without_epoch(std::string_view v) {
 std::vector<PackageRecord> parse_packages_file(std::string_view content) {
     std::vector<PackageRecord> out;
     PackageRecord current;
-    std::string field;
-    std::string value;
-    const auto flush_field = [&] {
-        if (!field.empty()) {
-            assign_field(current, field, std::move(value));
-        }
-        field.clear();
-        value.clear();
-    };
+    std::string* slot = nullptr; // where continuation lines of the current field go
     const auto flush_record = [&] {
-        flush_field();
         if (!current.name.empty() && !current.version.empty()) {
             out.push_back(std::move(current));
         }
         current = PackageRecord{};
+        slot = nullptr;
     };
-    for (const auto& line : lines(content)) {
+    std::size_t pos = 0;
+    while (pos <= content.size()) {
+        auto end = content.find('\n', pos);
+        if (end == std::string_view::npos) {
+            end = content.size();
+        }
+        auto line = content.substr(pos, end - pos);
+        pos = end + 1;
+        if (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
         if (trim(line).empty()) {
             flush_record();
+            if (end == content.size()) {
+                break;
+            }
             continue;
         }
         if (line.front() == ' ' || line.front() == '\t') {
-            // Continuation: only multi-line fields (Description) use it; kept for completeness.
-            if (!field.empty()) {
-                value += '\n';
-                value += trim(line);
+            if (slot != nullptr) {
+                *slot += '\n';
+                *slot += trim(line);
             }
             continue;
         }
         if (line.front() == '#') {
             continue;
         }
-        flush_field();
         const auto colon = line.find(':');
-        if (colon == std::string::npos) {
+        if (colon == std::string_view::npos) {
+            slot = nullptr;
             continue;
         }
-        field = std::string(trim(std::string_view(line).substr(0, colon)));
-        value = std::string(trim(std::string_view(line).substr(colon + 1)));
+        slot = field_slot(current, trim(line.substr(0, colon)));
+        if (slot != nullptr) {
+            *slot = std::string(trim(line.substr(colon + 1)));
+        }
     }
     flush_record();
     return out;

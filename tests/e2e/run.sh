@@ -18,8 +18,6 @@ source "$E2E_DIR/lib/mirror.sh"
 
 if [[ -z "${GPUPROV_BIN:-}" ]]; then
     GPUPROV_BIN=$REPO_ROOT/build/gpuprov
-    # CMake puts the executable next to its target's sources unless told otherwise.
-    if [[ ! -x "$GPUPROV_BIN" && -x "$REPO_ROOT/build/src/cli/gpuprov" ]]; then GPUPROV_BIN=$REPO_ROOT/build/src/cli/gpuprov; fi
 fi
 export GPUPROV_BIN
 SCENARIO_TIMEOUT=${E2E_SCENARIO_TIMEOUT:-300}
