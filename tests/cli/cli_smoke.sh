@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Drives the real binary the way a sysadmin and a change review do: facts on fixture hosts and
+# on this machine, plan JSON shape and exit codes, malformed profiles refused with a position.
+# Usage: cli_smoke.sh BUILD_DIR/gpuprov REPO_ROOT
+set -uo pipefail
+bin=$1
+repo=$2
+fixtures=$repo/tests/fixtures
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_exit() { # expect_exit CODE DESCRIPTION CMD...
+    local want=$1 what=$2
+    shift 2
+    "$@" >/tmp/cli_smoke.out 2>/tmp/cli_smoke.err
+    local got=$?
+    if [[ $got == "$want" ]]; then ok; else bad "$what: exit $got, wanted $want: $(head -c 400 /tmp/cli_smoke.err)"; fi
+}
+json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print('' if v is None else v)" "$1"; }
+
+# facts --json gives the right NVIDIA repo slug on each fixture host.
+declare -A slugs=([ubuntu-20.04]=ubuntu2004 [ubuntu-22.04]=ubuntu2204 [ubuntu-24.04]=ubuntu2404
+                  [debian-12]=debian12 [rhel-9]=rhel9 [rocky-9]=rhel9 [debian-11]="")
+for host in "${!slugs[@]}"; do
+    got=$("$bin" --root "$fixtures/hosts/$host" facts --json | json_get 'd["os"]["repo_slug"]')
+    [[ "$got" == "${slugs[$host]}" ]] && ok || bad "facts slug on $host: '$got', wanted '${slugs[$host]}'"
+done
+# GPUs in a fixture PCI tree are named.
+got=$("$bin" --root "$fixtures/hosts/ubuntu-22.04" facts --json | json_get '",".join(sorted({g["model"] for g in d["gpus"]}))')
+[[ "$got" == "A100" ]] && ok || bad "ubuntu-22.04 GPUs named '$got', wanted A100"
+
+# This machine: the slug follows its own os-release.
+. /etc/os-release
+want=""
+case "$ID" in
+ubuntu) want="ubuntu${VERSION_ID//./}" ;;
+debian) [[ "$VERSION_ID" == 12 ]] && want=debian12 ;;
+esac
+got=$("$bin" facts --json | json_get 'd["os"]["repo_slug"]')
+[[ "$got" == "$want" ]] && ok || bad "facts slug on this machine: '$got', wanted '$want'"
+
+# plan --json is one document whose steps come in the design's order.
+order="preflight,nouveau,cuda-repo,driver,fabric-manager,cuda-toolkit,cudnn,nccl,container-toolkit,tuning,monitoring,verify"
+"$bin" --root "$fixtures/hosts/debian-12" plan cv-train --json >/tmp/cli_smoke.json 2>/dev/null
+got=$(json_get '",".join(s["id"] for s in d["steps"])' </tmp/cli_smoke.json)
+[[ "$got" == "$order" ]] && ok || bad "plan --json step order: $got"
+got=$(json_get 'all(set(s) >= {"id","status","reason","changes","installs"} for s in d["steps"])' </tmp/cli_smoke.json)
+[[ "$got" == True ]] && ok || bad "plan --json steps lack fields"
+# debian-12 fixture has 2x T4, cv-train wants 4x A100: blocked, exit 1 with or without the flag.
+expect_exit 1 "plan blocked on a host without the GPUs" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train
+expect_exit 1 "plan --detailed-exitcode blocked" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --detailed-exitcode
+# Only steps that need no repository: nouveau pending → 2; skipped → 0.
+expect_exit 2 "detailed exit code with changes" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nouveau --detailed-exitcode
+expect_exit 0 "plain exit code with changes" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nouveau
+expect_exit 0 "detailed exit code, nothing to do" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only fabric-manager --detailed-exitcode
+expect_exit 1 "unknown step id" "$bin" plan cv-train --only nvidia
+grep -q "step ids are" /tmp/cli_smoke.err && ok || bad "unknown step id message lists the ids"
+
+# Malformed profiles: exit 1 with file:line:col, nothing written.
+for f in "$fixtures"/profiles/bad/*.yaml; do
+    expect_exit 1 "validate $(basename "$f")" "$bin" profiles validate "$f"
+    grep -qE "^[^:]+\.yaml:[0-9]+:[0-9]+: " /tmp/cli_smoke.err && ok || bad "$(basename "$f"): no file:line:col in: $(head -c 200 /tmp/cli_smoke.err)"
+    expect_exit 1 "plan refuses $(basename "$f")" "$bin" plan "$f"
+done
+for f in "$fixtures"/profiles/good/*.yaml; do
+    expect_exit 0 "validate $(basename "$f")" "$bin" profiles validate "$f"
+done
+for p in cv-train nlp-infer sci-sim; do
+    expect_exit 0 "profiles show $p" "$bin" profiles show "$p"
+    expect_exit 0 "cloud-init $p" "$bin" cloud-init "$p"
+    grep -q "^#cloud-config" /tmp/cli_smoke.out && ok || bad "cloud-init $p output"
+done
+# apply without root is refused before anything happens (only meaningful when not root).
+if [[ $(id -u) -ne 0 ]]; then
+    expect_exit 1 "apply as non-root" "$bin" apply cv-train --yes
+fi
+
+echo "$pass passed, $fail failed"
+[[ $fail == 0 ]]
