@@ -198,7 +198,10 @@ private:
         }
         m_result.steps.emplace_back(id, status);
         m_rep.step_finished(id, status, message);
-        save_journal(m_sys, m_journal);
+        // Each save is an fsync; a step that changed nothing is written with the run's end.
+        if (runs_now(status)) {
+            save_journal(m_sys, m_journal);
+        }
     }
 
     static bool runs_now(StepStatus s) {
