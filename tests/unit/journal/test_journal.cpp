@@ -8,7 +8,7 @@
 using namespace gpuprov;
 
 TEST(Journal, RoundTripsThroughAtomicWrite) {
-    testing::FakeSystem sys;
+    gpuprov::testing::FakeSystem sys;
     Journal j;
     j.profile = "cv-train";
     j.result = "reboot-required";
@@ -31,7 +31,7 @@ TEST(Journal, RoundTripsThroughAtomicWrite) {
 }
 
 TEST(Journal, MissingIsNulloptCorruptIsAnError) {
-    testing::FakeSystem sys;
+    gpuprov::testing::FakeSystem sys;
     EXPECT_FALSE(load_journal(sys));
     sys.add_file(kJournalPath, "{ not json");
     EXPECT_THROW((void)load_journal(sys), HostError);
