@@ -96,14 +96,24 @@ void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo
     }
     const auto files = apt_repo_files(repo_name);
     const auto pm = make_package_manager(ctx.facts);
+    const ManagedFile key{files.keyring, state.key->binary, 0644};
+    const auto source = source_file(ctx, state, files);
+    // Only what this run changes is put back on failure: write_managed leaves a file that is
+    // already right untouched, so its backup marker may name an older run's backup.
+    const bool key_changed = !file_matches(sys, key);
+    const bool source_changed = !file_matches(sys, source);
     // Key first: a source without its key would break every later `apt-get update`.
-    write_managed(sys, {files.keyring, state.key->binary, 0644});
+    write_managed(sys, key);
     try {
-        write_managed(sys, source_file(ctx, state, files));
+        write_managed(sys, source);
         run_checked(sys, pm->refresh_source(files.source));
     } catch (const Error&) {
-        restore_managed(sys, files.source);
-        restore_managed(sys, files.keyring);
+        if (source_changed) {
+            restore_managed(sys, files.source);
+        }
+        if (key_changed) {
+            restore_managed(sys, files.keyring);
+        }
         throw;
     }
 }
