@@ -1,0 +1,622 @@
+#pragma once
+// A FakeSystem set up as a Debian 12 host with 4× A100 SXM4 80GB (optionally behind NVSwitches),
+// serving the signed test repositories of tests/fixtures/engine/ and scripting the tools apply
+// runs the way the real ones change the host: `apt-get install` adds dpkg status entries and the
+// files the packages ship, `apt-mark hold` changes the selection, `systemctl enable` makes the
+// wants link, `modprobe nvidia` loads the module (unless nouveau holds the GPUs). So a second
+// apply sees a converged host.
+#include "fake_system.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <gpuprov/engine.hpp>
+#include <gpuprov/facts.hpp>
+#include <gpuprov/local_system.hpp>
+#include <gpuprov/matrix.hpp>
+#include <gpuprov/nvidia_smi.hpp>
+#include <gpuprov/profile.hpp>
+#include <gpuprov/strings.hpp>
+#include <gtest/gtest.h>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace gpuprov::enginetest {
+
+using gpuprov::testing::FakeSystem;
+using gpuprov::testing::fixture_path;
+using gpuprov::testing::read_fixture;
+
+inline const std::string kCudaUrl = "https://mirror.test/cuda/debian12/x86_64/";
+inline const std::string kCtkUrl = "https://mirror.test/libnvidia-container/stable/deb/amd64/";
+inline const std::string kKeyUrl = "https://mirror.test/keys/engine-test.asc";
+inline const std::string kKernel = "6.1.0-18-amd64";
+inline const std::string kDriverVersion = "550.127.08";
+inline const std::string kCacheDir = "/var/cache/gpuprov/repos";
+inline const std::string kDpkgStatus = "/var/lib/dpkg/status";
+inline const std::string kLibDir = "/usr/lib/x86_64-linux-gnu/";
+
+inline const Matrix& matrix() {
+    return Matrix::builtin();
+}
+
+inline std::string fingerprint() {
+    return std::string(trim(read_fixture("engine/test-key.fpr")));
+}
+
+inline std::string profile_path() {
+    return fixture_path("engine/profile.yaml").string();
+}
+
+inline Profile load_test_profile() {
+    return load_profile(profile_path(), matrix());
+}
+
+inline FetchResult http_ok(std::string body) {
+    return {.ok = true, .http_status = 200, .body = std::move(body), .error = {}, .attempts = 1};
+}
+
+inline bool gpgv_installed() {
+    static const bool have = !LocalSystem().query({.argv = {"gpgv", "--version"}}).not_found;
+    return have;
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+struct HostOptions {
+    int gpus = 4;
+    std::uint16_t device_id = 0x20b2; ///< A100 SXM4 80GB
+    int nvswitches = 6;               ///< HGX A100 baseboard; 0 for PCIe cards
+    bool nouveau_loaded = false;
+    bool secure_boot = false;
+    bool kernel_headers = true;
+    std::uint64_t free_gib = 100;
+};
+
+/// dpkg status database edits, paragraph-wise as dpkg keeps it.
+inline std::string dpkg_paragraph(const std::string& name, const std::string& version,
+                                  const std::string& status) {
+    return fmt::format("Package: {}\nStatus: {}\nPriority: optional\nSection: multiverse/devel\n"
+                       "Installed-Size: 1024\nMaintainer: cudatools <cudatools@nvidia.com>\n"
+                       "Architecture: amd64\nVersion: {}\nDescription: {}\n",
+                       name, status, version, name);
+}
+
+class TestHost {
+public:
+    FakeSystem sys;
+    /// Every `name=version` apt-get install was asked for, in order.
+    std::vector<std::string> installed_specs;
+    bool fail_apt_update = false;
+
+    explicit TestHost(HostOptions o = {}) : m_opt(o) {
+        sys.add_file("/etc/os-release", read_fixture("os/debian-12/etc/os-release"));
+        sys.add_file("/proc/sys/kernel/osrelease", kKernel + "\n");
+        sys.add_file("/proc/meminfo", "MemTotal:       270000000 kB\nMemFree:        260000000 "
+                                      "kB\nMemAvailable:   265000000 kB\n");
+        sys.add_file("/proc/modules", "ext4 1036288 1 - Live 0x0000000000000000\n");
+        sys.add_file("/lib/modules/" + kKernel + "/modules.dep", "");
+        if (o.kernel_headers) {
+            sys.add_dir("/usr/src/linux-headers-" + kKernel);
+            sys.add_link("/lib/modules/" + kKernel + "/build", "/usr/src/linux-headers-" + kKernel);
+        }
+        static const char* const addresses[] = {"0000:07:00.0", "0000:0f:00.0", "0000:47:00.0",
+                                                "0000:4e:00.0", "0000:87:00.0", "0000:90:00.0",
+                                                "0000:b7:00.0", "0000:bd:00.0"};
+        for (int i = 0; i < o.gpus && i < 8; ++i) {
+            const std::string dir = std::string("/sys/bus/pci/devices/") + addresses[i] + "/";
+            sys.add_file(dir + "vendor", "0x10de\n");
+            sys.add_file(dir + "device", fmt::format("0x{:04x}\n", o.device_id));
+            sys.add_file(dir + "class", "0x030200\n");
+            if (o.nouveau_loaded) {
+                sys.add_link(dir + "driver", "../../../bus/pci/drivers/nouveau");
+            }
+        }
+        for (int i = 0; i < o.nvswitches; ++i) {
+            const auto dir = fmt::format("/sys/bus/pci/devices/0000:{:02x}:00.0/", 0xc1 + i);
+            sys.add_file(dir + "vendor", "0x10de\n");
+            sys.add_file(dir + "device", "0x1af1\n");
+            sys.add_file(dir + "class", "0x068000\n");
+        }
+        // An Intel host bridge, so the PCI walk sees a non-NVIDIA function too.
+        sys.add_file("/sys/bus/pci/devices/0000:00:00.0/vendor", "0x8086\n");
+        sys.add_file("/sys/bus/pci/devices/0000:00:00.0/device", "0x09a2\n");
+        sys.add_file("/sys/bus/pci/devices/0000:00:00.0/class", "0x060000\n");
+        if (o.nouveau_loaded) {
+            sys.add_file("/sys/module/nouveau/refcnt", "4\n");
+            sys.add_file("/proc/modules", "nouveau 2433024 4 - Live 0x0000000000000000\n"
+                                          "ext4 1036288 1 - Live 0x0000000000000000\n");
+        }
+        if (o.secure_boot) {
+            sys.add_file(
+                "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+                std::string("\x06\x00\x00\x00\x01", 5));
+        }
+        sys.add_file(kDpkgStatus, dpkg_paragraph("bash", "5.2.15-2+b2", "install ok installed") +
+                                      "\n" +
+                                      dpkg_paragraph("linux-image-" + kKernel, "6.1.76-1",
+                                                     "install ok installed"));
+        sys.add_dir("/var/lib/dpkg/updates");
+        sys.add_file("/usr/bin/systemctl", "");
+        sys.add_file("/usr/sbin/update-initramfs", "");
+        sys.set_disk({.total_bytes = 500ull << 30, .free_bytes = o.free_gib << 30});
+        serve_repos();
+        script_gpgv();
+        script_tools();
+    }
+    TestHost(const TestHost&) = delete;
+    TestHost& operator=(const TestHost&) = delete;
+    ~TestHost() {
+        std::error_code ec;
+        std::filesystem::remove_all(m_tmp, ec);
+    }
+
+    [[nodiscard]] HostFacts facts() const { return detect_facts(sys, matrix()); }
+
+    // ---- dpkg database ----
+    void set_package(const std::string& name, const std::string& version,
+                     const std::string& status = "install ok installed") {
+        auto paragraphs = split_paragraphs(sys.file(kDpkgStatus).value_or(""));
+        const auto header = "Package: " + name + "\n";
+        bool replaced = false;
+        for (auto& p : paragraphs) {
+            if (starts_with(p, header)) {
+                p = dpkg_paragraph(name, version, status);
+                replaced = true;
+            }
+        }
+        if (!replaced) {
+            paragraphs.push_back(dpkg_paragraph(name, version, status));
+        }
+        sys.add_file(kDpkgStatus, join(paragraphs, "\n"));
+    }
+    [[nodiscard]] std::optional<std::string> package_field(const std::string& name,
+                                                           const std::string& field) const {
+        for (const auto& p : split_paragraphs(sys.file(kDpkgStatus).value_or(""))) {
+            if (!starts_with(p, "Package: " + name + "\n")) {
+                continue;
+            }
+            for (const auto& line : lines(p)) {
+                if (starts_with(line, field + ": ")) {
+                    return line.substr(field.size() + 2);
+                }
+            }
+        }
+        return std::nullopt;
+    }
+
+    /// What installing `name` puts on the host besides its dpkg entry.
+    void package_files(const std::string& name, const std::string& version) {
+        if (starts_with(name, "cuda-drivers-fabricmanager-")) {
+            sys.add_file("/lib/systemd/system/nvidia-fabricmanager.service",
+                         "[Install]\nWantedBy=multi-user.target\n");
+        } else if (starts_with(name, "cuda-drivers-")) {
+            sys.add_file("/usr/bin/nvidia-smi", "\x7f"
+                                                "ELF");
+            sys.add_file("/lib/systemd/system/nvidia-persistenced.service",
+                         "[Install]\nWantedBy=multi-user.target\n");
+            sys.add_file("/lib/modules/" + kKernel + "/updates/dkms/nvidia.ko", "");
+            m_driver_version = version.substr(0, version.find('-'));
+        } else if (name == "cuda-toolkit-12-4") {
+            sys.add_file("/usr/local/cuda-12.4/bin/nvcc", "\x7f"
+                                                          "ELF");
+            sys.add_file("/usr/local/cuda-12.4/version.json",
+                         read_fixture("engine/cmd/cuda-12.4-version.json"));
+        } else if (name == "libcudnn9-cuda-12") {
+            sys.add_file(kLibDir + "libcudnn.so.9", "");
+        } else if (name == "libcudnn9-dev-cuda-12") {
+            sys.add_file("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h",
+                         read_fixture("engine/cmd/cudnn_version_v9-9.10.2.h"));
+        } else if (name == "libnccl2") {
+            sys.add_file(kLibDir + "libnccl.so.2", "");
+        } else if (name == "nvidia-container-toolkit") {
+            sys.add_file("/usr/bin/nvidia-ctk", "\x7f"
+                                                "ELF");
+        }
+    }
+
+    /// The whole profile in place without apply: packages, files, units, the module loaded.
+    void converge() {
+        const std::vector<std::pair<std::string, std::string>> pkgs = {
+            {"cuda-drivers-550", "550.127.08-1"},
+            {"cuda-drivers-fabricmanager-550", "550.127.08-1"},
+            {"cuda-toolkit-12-4", "12.4.1-1"},
+            {"libcudnn9-cuda-12", "9.10.2.21-1"},
+            {"libcudnn9-dev-cuda-12", "9.10.2.21-1"},
+            {"libnccl2", "2.21.5-1+cuda12.4"},
+            {"libnccl-dev", "2.21.5-1+cuda12.4"},
+            {"nvidia-container-toolkit", "1.17.0-1"},
+            {"nvidia-container-toolkit-base", "1.17.0-1"},
+            {"libnvidia-container-tools", "1.17.0-1"},
+            {"libnvidia-container1", "1.17.0-1"},
+        };
+        for (const auto& [name, version] : pkgs) {
+            set_package(name, version,
+                        name == "cuda-drivers-550" ? "hold ok installed" : "install ok installed");
+            package_files(name, version);
+        }
+        sys.add_file("/proc/driver/nvidia/version",
+                     read_fixture("engine/cmd/proc-driver-version-550.txt"));
+    }
+
+    /// Runs of a command whose argv starts with `prefix`.
+    [[nodiscard]] std::vector<std::vector<std::string>>
+    ran(const std::vector<std::string>& prefix) const {
+        std::vector<std::vector<std::string>> out;
+        for (const auto& argv : sys.commands_ran) {
+            if (argv.size() >= prefix.size() &&
+                std::equal(prefix.begin(), prefix.end(), argv.begin())) {
+                out.push_back(argv);
+            }
+        }
+        return out;
+    }
+
+    void clear_records() {
+        sys.commands_ran.clear();
+        sys.queries.clear();
+        sys.files_written.clear();
+        sys.files_removed.clear();
+        sys.urls_fetched.clear();
+    }
+
+private:
+    static std::vector<std::string> split_paragraphs(const std::string& text) {
+        std::vector<std::string> out;
+        std::size_t pos = 0;
+        while (pos < text.size()) {
+            auto end = text.find("\n\n", pos);
+            const auto stop = end == std::string::npos ? text.size() : end + 1;
+            auto p = text.substr(pos, stop - pos);
+            if (!trim(p).empty()) {
+                out.push_back(p);
+            }
+            pos = end == std::string::npos ? text.size() : end + 2;
+        }
+        return out;
+    }
+
+    void serve_repos() {
+        sys.on_url(kKeyUrl, http_ok(read_fixture("engine/test-key.asc")));
+        sys.on_url(kCudaUrl + "InRelease", http_ok(read_fixture("engine/cuda/InRelease")));
+        sys.on_url(kCudaUrl + "Packages", http_ok(read_fixture("engine/cuda/Packages")));
+        sys.on_url(kCtkUrl + "InRelease",
+                   http_ok(read_fixture("engine/container-toolkit/InRelease")));
+        sys.on_url(kCtkUrl + "Packages",
+                   http_ok(read_fixture("engine/container-toolkit/Packages")));
+    }
+
+    /// The real gpgv on the keyring the index loader wrote into the fake (copied to a temp
+    /// file), so the fixtures' signatures are checked for real; where gpgv is missing, the
+    /// status lines gpgv prints for a good signature by the test key.
+    void script_gpgv() {
+        m_tmp = std::filesystem::temp_directory_path() /
+                fmt::format("gpuprov-engine-test-{}-{}", ::getpid(), m_serial++);
+        std::filesystem::create_directories(m_tmp);
+        sys.on_command_prefix({"gpgv"}, [this](const Command& cmd) {
+            if (!gpgv_installed()) {
+                const auto f = fingerprint();
+                return CommandResult{.out = "[GNUPG:] NEWSIG\n[GNUPG:] VALIDSIG " + f +
+                                            " 2026-12-02 1796218524 0 4 0 1 10 01 " + f + "\n"};
+            }
+            EXPECT_EQ(cmd.argv.size(), 6u);
+            const auto real_keyring = m_tmp / "keyring.gpg";
+            std::ofstream(real_keyring, std::ios::binary) << sys.file(cmd.argv.at(2)).value_or("");
+            auto real = cmd;
+            real.argv[2] = real_keyring.string();
+            return LocalSystem().query(real);
+        });
+    }
+
+    [[nodiscard]] bool unit_link(const std::string& unit) const {
+        const auto target = unit.ends_with(".timer") ? "timers.target" : "multi-user.target";
+        return sys.read_link(std::string("/etc/systemd/system/") + target + ".wants/" + unit)
+            .has_value();
+    }
+
+    void script_tools() {
+        sys.on_command_prefix({"apt-get", "update"}, [this](const Command&) {
+            if (fail_apt_update) {
+                return CommandResult{
+                    .exit_code = 100,
+                    .err = "E: Failed to fetch " + kCudaUrl +
+                           "InRelease  Could not resolve 'mirror.test'\n"
+                           "E: Some index files failed to download. They have been ignored, or "
+                           "old ones used instead.\n"};
+            }
+            return CommandResult{.out = "Get:1 " + kCudaUrl +
+                                        " InRelease [1581 B]\n"
+                                        "Reading package lists...\n"};
+        });
+        sys.on_command_prefix({"apt-get", "install"}, [this](const Command& cmd) {
+            for (const auto& arg : cmd.argv) {
+                const auto eq = arg.find('=');
+                if (arg.starts_with("-") || arg.find("::") != std::string::npos ||
+                    eq == std::string::npos) {
+                    continue;
+                }
+                installed_specs.push_back(arg);
+                const auto name = arg.substr(0, eq);
+                const auto version = arg.substr(eq + 1);
+                set_package(name, version);
+                package_files(name, version);
+            }
+            return CommandResult{};
+        });
+        sys.on_command_prefix({"apt-mark", "hold"}, [this](const Command& cmd) {
+            std::string out;
+            for (std::size_t i = 2; i < cmd.argv.size(); ++i) {
+                const auto version = package_field(cmd.argv[i], "Version");
+                EXPECT_TRUE(version) << "apt-mark hold of uninstalled " << cmd.argv[i];
+                set_package(cmd.argv[i], version.value_or(""), "hold ok installed");
+                out += cmd.argv[i] + " set on hold.\n";
+            }
+            return CommandResult{.out = out};
+        });
+        sys.on_command_prefix({"dpkg", "--configure", "-a"}, [this](const Command&) {
+            for (const auto& name : sys.list_dir("/var/lib/dpkg/updates")) {
+                sys.remove_file("/var/lib/dpkg/updates/" + name);
+            }
+            sys.add_file(kDpkgStatus,
+                         replace_all(sys.file(kDpkgStatus).value_or(""),
+                                     "install ok half-configured", "install ok installed"));
+            return CommandResult{};
+        });
+        sys.on_command_prefix({"update-initramfs", "-u"}, [](const Command&) {
+            return CommandResult{.out = "update-initramfs: Generating /boot/initrd.img-" + kKernel +
+                                        "\n"};
+        });
+        sys.on_command_prefix({"modprobe", "nvidia"}, [this](const Command&) {
+            if (sys.exists("/sys/module/nouveau")) {
+                return CommandResult{.exit_code = 1,
+                                     .err = "modprobe: ERROR: could not insert 'nvidia': No "
+                                            "such device\n"};
+            }
+            if (m_driver_version.empty()) {
+                return CommandResult{.exit_code = 1,
+                                     .err = "modprobe: FATAL: Module nvidia not found in "
+                                            "directory /lib/modules/" +
+                                            kKernel + "\n"};
+            }
+            sys.add_file("/proc/driver/nvidia/version",
+                         read_fixture("engine/cmd/proc-driver-version-550.txt"));
+            return CommandResult{};
+        });
+        sys.on_command_prefix({"systemctl"}, [this](const Command& cmd) {
+            const auto& a = cmd.argv;
+            if (a.size() >= 3 && a[1] == "enable") {
+                const auto& unit = a.back();
+                const auto target =
+                    unit.ends_with(".timer") ? "timers.target" : "multi-user.target";
+                const auto local = "/etc/systemd/system/" + unit;
+                sys.add_link(std::string("/etc/systemd/system/") + target + ".wants/" + unit,
+                             sys.exists(local) ? local : "/lib/systemd/system/" + unit);
+                return CommandResult{};
+            }
+            if (a.size() == 4 && a[1] == "is-active" && a[2] == "--quiet") {
+                return CommandResult{.exit_code = 3}; // docker is not installed
+            }
+            if (a.size() == 3 && a[1] == "is-active") {
+                const bool up = unit_link(a[2] + ".service");
+                return CommandResult{.exit_code = up ? 0 : 3,
+                                     .out = up ? "active\n" : "inactive\n"};
+            }
+            if (a.size() == 2 && (a[1] == "daemon-reload" || a[1] == "reboot")) {
+                return CommandResult{};
+            }
+            if (a.size() == 3 && a[1] == "disable") {
+                return CommandResult{};
+            }
+            ADD_FAILURE() << "unexpected " << display_argv(a);
+            return CommandResult{.exit_code = 1};
+        });
+        sys.on_command_prefix({"nvidia-ctk", "runtime", "configure"}, [this](const Command&) {
+            sys.add_file("/etc/docker/daemon.json", read_fixture("cmd/files/docker-daemon.json"));
+            return CommandResult{.out = "INFO Wrote updated config to /etc/docker/daemon.json\n"};
+        });
+        sys.on_command_prefix({"nvidia-ctk", "--version"}, [this](const Command&) {
+            if (!sys.exists("/usr/bin/nvidia-ctk")) {
+                return CommandResult{.exit_code = 127, .not_found = true};
+            }
+            return CommandResult{.out = "NVIDIA Container Toolkit CLI version 1.17.0\n"};
+        });
+        sys.on_command_prefix(smi_query_argv(), [this](const Command&) {
+            if (!sys.exists("/usr/bin/nvidia-smi")) {
+                return CommandResult{.exit_code = 127, .not_found = true};
+            }
+            if (!sys.exists("/proc/driver/nvidia/version")) {
+                return CommandResult{
+                    .exit_code = 9,
+                    .out = read_fixture("cmd/nvidia-smi/error-driver-not-loaded.txt")};
+            }
+            auto csv = read_fixture("engine/cmd/nvidia-smi-query-a100x4-550.csv");
+            if (!unit_link("nvidia-persistenced.service")) {
+                csv = replace_all(csv, "Enabled, Disabled", "Disabled, Disabled");
+            }
+            return CommandResult{.out = csv};
+        });
+        sys.on_command_prefix({"nvidia-smi", "topo", "-m"}, [](const Command&) {
+            return CommandResult{.out = read_fixture("engine/cmd/topo-a100x4-nvswitch.txt")};
+        });
+        sys.on_command_prefix(
+            {"/usr/local/cuda-12.4/bin/nvcc", "--version"}, [this](const Command&) {
+                if (!sys.exists("/usr/local/cuda-12.4/bin/nvcc")) {
+                    return CommandResult{.exit_code = 127, .not_found = true};
+                }
+                return CommandResult{.out = read_fixture("cmd/nvcc/cuda-12.4.txt")};
+            });
+        sys.on_command_prefix({"/sbin/ldconfig", "-p"}, [this](const Command&) {
+            std::string out;
+            int n = 0;
+            for (const auto& lib : sys.list_dir(kLibDir)) {
+                out += "\t" + lib + " (libc6,x86-64) => " + kLibDir + lib + "\n";
+                ++n;
+            }
+            return CommandResult{
+                .out = fmt::format("{} libs found in cache `/etc/ld.so.cache'\n", n) + out};
+        });
+        sys.on_command_prefix(
+            {"dpkg-query", "-W", "-f=${Version}", "libnccl2"}, [this](const Command&) {
+                const auto v = package_field("libnccl2", "Version");
+                if (!v) {
+                    return CommandResult{.exit_code = 1,
+                                         .err = "dpkg-query: no packages found matching "
+                                                "libnccl2\n"};
+                }
+                return CommandResult{.out = *v};
+            });
+    }
+
+    HostOptions m_opt;
+    std::string m_driver_version;
+    std::filesystem::path m_tmp;
+    static inline int m_serial = 0;
+};
+
+} // namespace gpuprov::enginetest
+
+namespace gpuprov::enginetest {
+
+/// One step's check (and apply) against a TestHost, with the context the engine would build:
+/// facts detected from the fake, repositories loaded lazily through the fake's URLs.
+class StepRunner {
+public:
+    StepRunner(TestHost& host, const Profile& profile)
+        : m_host(host), m_profile(profile), m_facts(host.facts()),
+          m_repos(host.sys, m_profile, m_facts, kCacheDir), m_steps(make_steps()) {}
+
+    [[nodiscard]] const StepContext& ctx() const { return m_ctx; }
+    [[nodiscard]] const HostFacts& facts() const { return m_facts; }
+    Step& step(std::string_view id) {
+        for (auto& s : m_steps) {
+            if (s->id() == id) {
+                return *s;
+            }
+        }
+        throw std::logic_error("no step " + std::string(id));
+    }
+    CheckResult check(std::string_view id) { return step(id).check(m_ctx, m_host.sys); }
+
+private:
+    TestHost& m_host;
+    const Profile& m_profile;
+    HostFacts m_facts;
+    LiveRepoProvider m_repos;
+    StepContext m_ctx{m_profile, m_facts, matrix(), m_repos};
+    std::vector<std::unique_ptr<Step>> m_steps;
+};
+
+inline std::vector<std::string> specs(const std::vector<PackagePin>& pins) {
+    std::vector<std::string> out;
+    for (const auto& p : pins) {
+        out.push_back(p.spec());
+    }
+    return out;
+}
+
+inline std::vector<std::string> targets(const CheckResult& r, Change::Kind kind) {
+    std::vector<std::string> out;
+    for (const auto& c : r.changes) {
+        if (c.kind == kind) {
+            out.push_back(c.target);
+        }
+    }
+    return out;
+}
+
+/// Records what apply reports.
+class RecordingReporter final : public Reporter {
+public:
+    std::vector<std::pair<std::string, StepStatus>> finished;
+    std::vector<std::string> infos;
+    void step_started(std::string_view, std::string_view) override {}
+    void step_finished(std::string_view id, StepStatus status, std::string_view) override {
+        finished.emplace_back(std::string(id), status);
+    }
+    void info(std::string_view message) override { infos.emplace_back(message); }
+};
+
+} // namespace gpuprov::enginetest
+
+namespace gpuprov::enginetest {
+
+inline const std::string kManaged = "# Managed by gpuprov; local edits are replaced.\n";
+inline const std::string kBlacklistPath = "/etc/modprobe.d/blacklist-nouveau.conf";
+inline const std::string kBlacklist = kManaged + "blacklist nouveau\noptions nouveau modeset=0\n";
+inline const std::string kCudaKeyring = "/usr/share/keyrings/cuda-archive-keyring.gpg";
+inline const std::string kCudaSourcePath = "/etc/apt/sources.list.d/gpuprov-cuda.sources";
+inline const std::string kCudaSource =
+    "# Managed by gpuprov (profile engine-test); local edits are replaced.\n"
+    "Types: deb\nURIs: https://mirror.test/cuda/debian12/x86_64/\nSuites: /\n"
+    "Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg\n";
+inline const std::string kCtkKeyring = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg";
+inline const std::string kCtkSourcePath =
+    "/etc/apt/sources.list.d/gpuprov-container-toolkit.sources";
+inline const std::string kCtkSource =
+    "# Managed by gpuprov (profile engine-test); local edits are replaced.\n"
+    "Types: deb\nURIs: https://mirror.test/libnvidia-container/stable/deb/amd64/\nSuites: /\n"
+    "Signed-By: /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg\n";
+inline const std::string kProfileDPath = "/etc/profile.d/gpuprov-cuda.sh";
+inline const std::string kProfileD = kManaged + "# CUDA 12.4 on PATH for login shells.\n"
+                                                "case \":${PATH}:\" in\n"
+                                                "    *:/usr/local/cuda-12.4/bin:*) ;;\n"
+                                                "    *) export PATH=\"/usr/local/cuda-12.4/bin"
+                                                "${PATH:+:${PATH}}\" ;;\n"
+                                                "esac\n";
+inline const std::string kPersistencedDropinPath =
+    "/etc/systemd/system/nvidia-persistenced.service.d/gpuprov.conf";
+inline const std::string kPersistencedDropin =
+    kManaged + "[Service]\nExecStart=\nExecStart=/usr/bin/nvidia-persistenced --user root "
+               "--persistence-mode --verbose\n";
+inline const std::string kMetricsService = "/etc/systemd/system/gpuprov-metrics.service";
+inline const std::string kMetricsTimer = "/etc/systemd/system/gpuprov-metrics.timer";
+inline const std::string kResumeUnit = "/etc/systemd/system/gpuprov-resume.service";
+
+inline const std::vector<std::string> kInstallPrefix = {
+    "apt-get", "install",
+    "--yes",   "--allow-downgrades",
+    "-o",      "DPkg::Lock::Timeout=600",
+    "-o",      "Dpkg::Options::=--force-confdef",
+    "-o",      "Dpkg::Options::=--force-confold"};
+
+inline std::vector<std::string> refresh_argv(const std::string& source) {
+    return {"apt-get", "update",
+            "-o",      "Dir::Etc::sourcelist=" + source,
+            "-o",      "Dir::Etc::sourceparts=-",
+            "-o",      "APT::Get::List-Cleanup=0",
+            "-o",      "DPkg::Lock::Timeout=600"};
+}
+
+/// Every file and link the profile's configure parts put in place, as check expects them.
+inline void converge_config(TestHost& host) {
+    auto& sys = host.sys;
+    sys.add_file(kBlacklistPath, kBlacklist);
+    sys.add_file(kCudaKeyring, read_fixture("engine/test-key.gpg"));
+    sys.add_file(kCudaSourcePath, kCudaSource);
+    sys.add_file(kCtkKeyring, read_fixture("engine/test-key.gpg"));
+    sys.add_file(kCtkSourcePath, kCtkSource);
+    sys.add_file(kProfileDPath, kProfileD);
+    sys.add_file(kPersistencedDropinPath, kPersistencedDropin);
+    sys.add_file("/etc/docker/daemon.json", read_fixture("cmd/files/docker-daemon.json"));
+    sys.add_file(kMetricsService,
+                 kManaged + "[Unit]\nDescription=gpuprov GPU metrics for the node_exporter "
+                            "textfile collector\n\n[Service]\nType=oneshot\n"
+                            "ExecStart=/usr/local/bin/gpuprov metrics --textfile "
+                            "/var/lib/prometheus/node-exporter\n");
+    sys.add_file(kMetricsTimer, kManaged + "[Unit]\nDescription=Refresh gpuprov GPU metrics every "
+                                           "minute\n\n[Timer]\nOnBootSec=30s\n"
+                                           "OnUnitActiveSec=60s\n\n[Install]\n"
+                                           "WantedBy=timers.target\n");
+    sys.add_dir("/var/lib/prometheus/node-exporter");
+    sys.add_link("/etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service",
+                 "/lib/systemd/system/nvidia-persistenced.service");
+    sys.add_link("/etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service",
+                 "/lib/systemd/system/nvidia-fabricmanager.service");
+    sys.add_link("/etc/systemd/system/timers.target.wants/gpuprov-metrics.timer", kMetricsTimer);
+}
+
+} // namespace gpuprov::enginetest

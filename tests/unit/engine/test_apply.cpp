@@ -1,0 +1,297 @@
+// apply_profile end to end on the fake host: one package transaction, one refresh per changed
+// repository, holds, journal; a converged host is left alone; locks, interrupted dpkg, reboots.
+#include "host_builder.hpp"
+
+#include <gpuprov/error.hpp>
+#include <gpuprov/journal.hpp>
+
+using namespace gpuprov;
+using namespace gpuprov::enginetest;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
+
+const Strings kAllPins = {"cuda-drivers-550=550.127.08-1",
+                          "cuda-drivers-fabricmanager-550=550.127.08-1",
+                          "cuda-toolkit-12-4=12.4.1-1",
+                          "libcudnn9-cuda-12=9.10.2.21-1",
+                          "libcudnn9-dev-cuda-12=9.10.2.21-1",
+                          "libnccl2=2.21.5-1+cuda12.4",
+                          "libnccl-dev=2.21.5-1+cuda12.4",
+                          "nvidia-container-toolkit=1.17.0-1",
+                          "nvidia-container-toolkit-base=1.17.0-1",
+                          "libnvidia-container-tools=1.17.0-1",
+                          "libnvidia-container1=1.17.0-1"};
+
+struct Apply : ::testing::Test {
+    Profile profile = load_test_profile();
+    ApplyOptions options{.profile_arg = kProfileArg};
+    RecordingReporter reporter;
+
+    ApplyResult apply(TestHost& host) {
+        return apply_profile(host.sys, profile, matrix(), options, reporter);
+    }
+    static Journal journal(const TestHost& host) {
+        const auto j = load_journal(host.sys);
+        EXPECT_TRUE(j.has_value());
+        return j.value_or(Journal{});
+    }
+};
+
+TEST_F(Apply, FreshHostConvergesWithOneTransactionAndOneRefreshPerRepository) {
+    TestHost host;
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::done) << r.message;
+
+    const auto installs = host.ran({"apt-get", "install"});
+    ASSERT_EQ(installs.size(), 1u);
+    auto want = kInstallPrefix;
+    want.insert(want.end(), kAllPins.begin(), kAllPins.end());
+    EXPECT_EQ(installs[0], want);
+    EXPECT_EQ(r.apt_transactions, 1);
+
+    EXPECT_EQ(host.ran({"apt-get", "update"}),
+              (std::vector<Strings>{refresh_argv(kCudaSourcePath), refresh_argv(kCtkSourcePath)}));
+    EXPECT_EQ(r.index_refreshes, 2);
+    EXPECT_EQ(host.ran({"apt-mark"}),
+              (std::vector<Strings>{{"apt-mark", "hold", "cuda-drivers-550"}}));
+    EXPECT_EQ(host.package_field("cuda-drivers-550", "Status"), "hold ok installed");
+
+    // Repositories are in place before the transaction that needs them; holds come after it.
+    const auto& ran = host.sys.commands_ran;
+    const auto pos = [&](const Strings& argv) {
+        return std::find(ran.begin(), ran.end(), argv) - ran.begin();
+    };
+    EXPECT_LT(pos(refresh_argv(kCtkSourcePath)), pos(want));
+    EXPECT_LT(pos({"update-initramfs", "-u"}), pos(want));
+    EXPECT_LT(pos(want), pos({"apt-mark", "hold", "cuda-drivers-550"}));
+
+    // What the configure parts wrote is exactly what the checks want.
+    EXPECT_EQ(host.sys.file(kBlacklistPath), kBlacklist);
+    EXPECT_EQ(host.sys.file(kCudaSourcePath), kCudaSource);
+    EXPECT_EQ(host.sys.file(kCtkSourcePath), kCtkSource);
+    EXPECT_EQ(host.sys.file(kProfileDPath), kProfileD);
+    EXPECT_EQ(host.sys.file(kPersistencedDropinPath), kPersistencedDropin);
+
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "done");
+    EXPECT_FALSE(j.reboot_pending);
+    EXPECT_EQ(j.runs, 1);
+    EXPECT_EQ(j.profile, kProfileArg);
+    ASSERT_NE(j.step("driver"), nullptr);
+    EXPECT_EQ(j.step("driver")->status, "done");
+    EXPECT_EQ(j.step("driver")->versions.at("cuda-drivers-550"), "550.127.08-1");
+    ASSERT_NE(j.step("verify"), nullptr);
+    EXPECT_EQ(j.step("verify")->status, "done");
+    EXPECT_EQ(j.step("preflight")->status, "satisfied");
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+}
+
+TEST_F(Apply, SecondApplyOnTheConvergedHostTouchesNothing) {
+    TestHost host;
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    host.clear_records();
+
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_TRUE(host.sys.commands_ran.empty()) << display_argv(host.sys.commands_ran.front());
+    EXPECT_TRUE(host.sys.urls_fetched.empty());
+    EXPECT_TRUE(host.sys.queries.empty()); // not even gpgv or nvidia-smi
+    EXPECT_EQ(r.apt_transactions, 0);
+    EXPECT_EQ(r.index_refreshes, 0);
+    // Only the journal is written.
+    for (const auto& f : host.sys.files_written) {
+        EXPECT_EQ(f, kJournalPath);
+    }
+    for (const auto& [id, status] : r.steps) {
+        EXPECT_EQ(status, StepStatus::satisfied) << id;
+    }
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "done");
+    EXPECT_EQ(j.runs, 2);
+}
+
+TEST_F(Apply, RequiresRoot) {
+    TestHost host;
+    host.sys.set_uid(1000);
+    EXPECT_THROW(apply(host), HostError);
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    EXPECT_TRUE(host.sys.files_written.empty());
+}
+
+TEST_F(Apply, RefusesToRunBesideAnotherRun) {
+    TestHost host;
+    host.sys.hold_lock(kRunLockPath);
+    try {
+        apply(host);
+        FAIL() << "no error";
+    } catch (const HostError& e) {
+        EXPECT_TRUE(contains(e.what(), "/run/gpuprov.lock")) << e.what();
+    }
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    EXPECT_TRUE(host.sys.files_written.empty());
+}
+
+TEST_F(Apply, WaitsForADpkgLockHolderThenInstalls) {
+    TestHost host;
+    host.sys.set_lock_holder("/var/lib/dpkg/lock-frontend", 4242, 3);
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_EQ(host.sys.slept, std::chrono::milliseconds(6000)); // three 2 s polls
+    EXPECT_EQ(host.ran({"apt-get", "install"}).size(), 1u);
+}
+
+// The contract says a dpkg lock past the deadline is an error naming the lock; apply records it
+// as the failure of the step whose packages could not be installed (exit 1) rather than throwing.
+TEST_F(Apply, GivesUpOnADpkgLockHeldPastTheDeadline) {
+    TestHost host;
+    host.sys.set_lock_holder("/var/lib/dpkg/lock-frontend", 4242, 1000000);
+    options.lock_wait = std::chrono::seconds(30);
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(contains(r.message, "dpkg lock after 30 s")) << r.message;
+    EXPECT_TRUE(host.ran({"apt-get", "install"}).empty());
+    EXPECT_GE(host.sys.slept, std::chrono::milliseconds(30000));
+    EXPECT_LE(host.sys.slept, std::chrono::milliseconds(32000));
+    EXPECT_EQ(journal(host).result, "failed");
+}
+
+TEST_F(Apply, InterruptedDpkgIsFinishedFirst) {
+    TestHost host;
+    host.sys.add_file("/var/lib/dpkg/updates/0003", "Package: libnccl2\nStatus: install ok "
+                                                    "unpacked\n");
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    ASSERT_FALSE(host.sys.commands_ran.empty());
+    EXPECT_EQ(host.sys.commands_ran.front(), (Strings{"dpkg", "--configure", "-a"}));
+    EXPECT_EQ(host.ran({"dpkg", "--configure"}).size(), 1u);
+}
+
+TEST_F(Apply, HalfConfiguredPackageIsFinishedFirst) {
+    TestHost host;
+    host.set_package("libnccl2", "2.21.5-1+cuda12.4", "install ok half-configured");
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    ASSERT_FALSE(host.sys.commands_ran.empty());
+    EXPECT_EQ(host.sys.commands_ran.front(), (Strings{"dpkg", "--configure", "-a"}));
+}
+
+TEST_F(Apply, FailedTransactionFailsTheRunAndNamesTheCommand) {
+    TestHost host;
+    host.sys.on_command_prefix({"apt-get", "install"}, [](const Command&) {
+        return CommandResult{.exit_code = 100,
+                             .err = "E: Unable to correct problems, you have held broken "
+                                    "packages.\n"};
+    });
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(contains(r.message, "apt-get install")) << r.message;
+    EXPECT_TRUE(host.ran({"apt-mark"}).empty());
+    EXPECT_EQ(journal(host).result, "failed");
+}
+
+TEST_F(Apply, BlockedStepStopsBeforeAnyChange) {
+    TestHost host({.gpus = 2});
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(contains(r.message, "step 'preflight' is blocked")) << r.message;
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    EXPECT_EQ(journal(host).step("preflight")->status, "blocked");
+}
+
+TEST_F(Apply, OnlyRunsTheChosenSteps) {
+    TestHost host;
+    options.filter.only = {"nouveau"};
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_EQ(host.sys.commands_ran, (std::vector<Strings>{{"update-initramfs", "-u"}}));
+    EXPECT_TRUE(host.sys.urls_fetched.empty());
+}
+
+TEST_F(Apply, NouveauLoadedMeansRebootThenResume) {
+    TestHost host({.nouveau_loaded = true});
+    const auto first = apply(host);
+    ASSERT_EQ(first.status, StepStatus::reboot_required) << first.message;
+    EXPECT_TRUE(contains(first.message, "driver")) << first.message;
+    EXPECT_EQ(host.ran({"apt-get", "install"}).size(), 1u);
+    EXPECT_TRUE(host.ran({"modprobe"}).empty()); // nouveau holds the GPUs: not even tried
+
+    const auto unit = host.sys.file(kResumeUnit);
+    ASSERT_TRUE(unit);
+    EXPECT_TRUE(contains(*unit, "ExecStart=/usr/local/bin/gpuprov apply " + kProfileArg +
+                                    " --yes --reboot if-needed\n"))
+        << *unit;
+    EXPECT_TRUE(contains(*unit, "Type=oneshot\n"));
+    EXPECT_TRUE(contains(*unit, "WantedBy=multi-user.target\n"));
+    EXPECT_EQ(host.ran({"systemctl", "enable", "gpuprov-resume.service"}).size(), 1u);
+    EXPECT_TRUE(host.ran({"systemctl", "reboot"}).empty()); // --reboot never
+    auto j = journal(host);
+    EXPECT_TRUE(j.reboot_pending);
+    EXPECT_EQ(j.result, "reboot-required");
+    EXPECT_EQ(j.step("driver")->status, "reboot-required");
+}
+
+TEST_F(Apply, ResumeAfterRebootFinishesAndRemovesTheUnit) {
+    // First boot: with nouveau.
+    TestHost before({.nouveau_loaded = true});
+    ASSERT_EQ(apply(before).status, StepStatus::reboot_required);
+
+    // Next boot: the same disk (files, dpkg database, journal, units), nouveau gone, the module
+    // loaded.
+    TestHost after;
+    for (const auto& path : before.sys.files_written) {
+        after.sys.add_file(path, before.sys.file(path).value_or(""));
+    }
+    after.sys.add_file(kDpkgStatus, before.sys.file(kDpkgStatus).value_or(""));
+    for (const auto& name :
+         {"usr/bin/nvidia-smi", "usr/bin/nvidia-ctk", "usr/local/cuda-12.4/bin/nvcc",
+          "usr/local/cuda-12.4/version.json", "lib/systemd/system/nvidia-persistenced.service",
+          "lib/systemd/system/nvidia-fabricmanager.service",
+          "usr/include/x86_64-linux-gnu/cudnn_version_v9.h",
+          "usr/lib/x86_64-linux-gnu/libcudnn.so.9", "usr/lib/x86_64-linux-gnu/libnccl.so.2"}) {
+        const auto path = std::string("/") + name;
+        ASSERT_TRUE(before.sys.file(path)) << path;
+        after.sys.add_file(path, *before.sys.file(path));
+    }
+    after.sys.add_link("/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service",
+                       kResumeUnit);
+    after.sys.add_file("/proc/driver/nvidia/version",
+                       read_fixture("engine/cmd/proc-driver-version-550.txt"));
+    ASSERT_FALSE(after.sys.exists("/sys/module/nouveau"));
+    ASSERT_TRUE(after.sys.exists(kResumeUnit));
+
+    const auto r = apply(after);
+    ASSERT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_TRUE(after.ran({"apt-get", "install"}).empty()); // packages came before the reboot
+    EXPECT_TRUE(after.ran({"apt-get", "update"}).empty());
+    EXPECT_EQ(after.ran({"systemctl", "disable", "gpuprov-resume.service"}).size(), 1u);
+    EXPECT_FALSE(after.sys.exists(kResumeUnit));
+    EXPECT_FALSE(
+        after.sys.exists("/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service"));
+    const auto j = journal(after);
+    EXPECT_FALSE(j.reboot_pending);
+    EXPECT_EQ(j.result, "done");
+    EXPECT_EQ(j.runs, 2);
+    EXPECT_EQ(j.step("driver")->status, "satisfied");
+    EXPECT_EQ(j.step("verify")->status, "done");
+}
+
+TEST_F(Apply, RebootIfNeededRebootsLast) {
+    TestHost host({.nouveau_loaded = true});
+    options.reboot = RebootPolicy::if_needed;
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    ASSERT_FALSE(host.sys.commands_ran.empty());
+    EXPECT_EQ(host.sys.commands_ran.back(), (Strings{"systemctl", "reboot"}));
+    EXPECT_TRUE(journal(host).reboot_pending); // saved before the reboot
+}
+
+TEST_F(Apply, ResumeUnitRefusesAProfilePathSystemdWouldSplit) {
+    TestHost host({.nouveau_loaded = true});
+    options.profile_arg = "/etc/gpuprov/my profile.yaml";
+    EXPECT_THROW(apply(host), HostError);
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+}
+
+} // namespace

@@ -1,0 +1,574 @@
+// Each step's check on the test host: fresh → pending with the exact changes and pins; state in
+// place → satisfied; left out of the profile → skipped; and the ways it blocks.
+#include "host_builder.hpp"
+
+#include <gpuprov/error.hpp>
+
+using namespace gpuprov;
+using namespace gpuprov::enginetest;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+struct Steps : ::testing::Test {
+    Profile profile = load_test_profile();
+};
+
+// ---- preflight ----
+
+TEST_F(Steps, PreflightSatisfiedOnTheProfilesHost) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+    EXPECT_TRUE(r.installs.empty());
+    EXPECT_TRUE(r.changes.empty());
+}
+
+TEST_F(Steps, PreflightInstallsMissingKernelHeadersFromTheDistro) {
+    TestHost host({.kernel_headers = false});
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    // The distribution's own version: no NVIDIA pin.
+    EXPECT_EQ(specs(r.installs), Strings{"linux-headers-" + kKernel});
+    EXPECT_TRUE(contains(r.reason, "kernel headers for " + kKernel)) << r.reason;
+}
+
+TEST_F(Steps, PreflightBlocksOnTooFewGpusAndNamesWhatItFound) {
+    TestHost host({.gpus = 2});
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs 4× A100 with ≥80 GiB; found 2× A100 SXM4 80GB"))
+        << r.reason;
+}
+
+TEST_F(Steps, PreflightBlocksOnTheDebian12T4Host) {
+    TestHost host;
+    host.sys.load_tree("hosts/debian-12"); // 2× T4 on top: the A100s stay, so drop them
+    for (const char* a : {"0000:07:00.0", "0000:0f:00.0", "0000:47:00.0", "0000:4e:00.0"}) {
+        host.sys.add_file(std::string("/sys/bus/pci/devices/") + a + "/vendor", "0x8086\n");
+    }
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "found 2× T4")) << r.reason;
+}
+
+TEST_F(Steps, PreflightBlocksOnSecureBootWithTheMokFix) {
+    TestHost host({.secure_boot = true});
+    StepRunner run(host, profile);
+    ASSERT_EQ(run.facts().secure_boot, std::optional<bool>(true));
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "Secure Boot is enabled")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "mokutil --import")) << r.reason;
+}
+
+TEST_F(Steps, PreflightBlocksOnAnUnsupportedOs) {
+    TestHost host;
+    host.sys.add_file("/etc/os-release", read_fixture("os/amzn-2023/etc/os-release"));
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "unsupported OS 'Amazon Linux 2023")) << r.reason;
+}
+
+TEST_F(Steps, PreflightBlocksOnDiskSpaceAndListsEveryReason) {
+    TestHost host({.gpus = 3, .free_gib = 5});
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs 20 GiB free on /; 5.0 GiB free")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "found 3× A100 SXM4 80GB")) << r.reason;
+}
+
+// ---- nouveau ----
+
+TEST_F(Steps, NouveauPendingWritesTheBlacklistAndRebuildsTheInitramfs) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("nouveau");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{kBlacklistPath});
+    EXPECT_EQ(targets(r, Change::Kind::command), Strings{"update-initramfs -u"});
+    EXPECT_TRUE(r.installs.empty());
+}
+
+TEST_F(Steps, NouveauSatisfiedWhenBlacklistedEvenIfStillLoaded) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file(kBlacklistPath, kBlacklist);
+    StepRunner run(host, profile);
+    const auto r = run.check("nouveau");
+    EXPECT_EQ(r.status, StepStatus::satisfied);
+    EXPECT_TRUE(contains(r.reason, "until the next reboot")) << r.reason;
+}
+
+TEST_F(Steps, NouveauSkippedWhenTheProfileKeepsIt) {
+    profile.nouveau_blacklist = false;
+    TestHost host;
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("nouveau").status, StepStatus::skipped);
+}
+
+TEST_F(Steps, NouveauApplyWritesTheExactFileThenRunsUpdateInitramfs) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto planned = run.check("nouveau");
+    EXPECT_EQ(run.step("nouveau").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.file(kBlacklistPath), kBlacklist);
+    EXPECT_EQ(host.sys.commands_ran, (std::vector<Strings>{{"update-initramfs", "-u"}}));
+}
+
+TEST_F(Steps, NouveauApplyUndoesTheBlacklistWhenTheInitramfsFails) {
+    TestHost host;
+    host.sys.on_command({"update-initramfs", "-u"}, {.exit_code = 1, .err = "E: no space\n"});
+    StepRunner run(host, profile);
+    const auto planned = run.check("nouveau");
+    EXPECT_THROW(run.step("nouveau").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+                 CommandError);
+    EXPECT_FALSE(host.sys.exists(kBlacklistPath));
+}
+
+// ---- cuda-repo ----
+
+TEST_F(Steps, CudaRepoPendingWithKeySourceAndOneRefresh) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(targets(r, Change::Kind::file), (Strings{kCudaKeyring, kCudaSourcePath}));
+    EXPECT_EQ(targets(r, Change::Kind::command),
+              Strings{display_argv(refresh_argv(kCudaSourcePath))});
+    EXPECT_TRUE(contains(r.changes[0].detail, fingerprint())) << r.changes[0].detail;
+    // Plan reads the repository into gpuprov's own cache, never apt's lists.
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    for (const auto& f : host.sys.files_written) {
+        EXPECT_TRUE(f.starts_with(kCacheDir)) << f;
+    }
+}
+
+TEST_F(Steps, CudaRepoSatisfiedWithKeyAndSourceInPlaceWithoutTheNetwork) {
+    TestHost host;
+    converge_config(host);
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("cuda-repo").status, StepStatus::satisfied);
+    EXPECT_TRUE(host.sys.urls_fetched.empty());
+}
+
+TEST_F(Steps, CudaRepoPendingWhenTheKeyringHoldsAnotherKey) {
+    TestHost host;
+    converge_config(host);
+    host.sys.add_file(kCudaKeyring, read_fixture("repo/test-key.gpg"));
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("cuda-repo").status, StepStatus::pending);
+}
+
+TEST_F(Steps, CudaRepoBlockedWhenTheKeyDoesNotMatchThePin) {
+    profile.repositories["cuda"].key_fingerprint =
+        std::string(trim(read_fixture("repo/test-key.fpr")));
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "has fingerprint " + fingerprint())) << r.reason;
+    EXPECT_TRUE(contains(r.reason, kKeyUrl)) << r.reason;
+}
+
+TEST_F(Steps, CudaRepoBlockedWhenTheSignatureDoesNotCoverTheInRelease) {
+    if (!gpgv_installed()) {
+        GTEST_SKIP() << "gpgv not installed (the scripted stand-in accepts any InRelease)";
+    }
+    TestHost host;
+    auto inrelease = read_fixture("engine/cuda/InRelease");
+    const auto at = inrelease.find("Label: cuda");
+    ASSERT_NE(at, std::string::npos);
+    inrelease.replace(at, 11, "Label: cudb"); // one byte changed after signing
+    host.sys.on_url(kCudaUrl + "InRelease", http_ok(inrelease));
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "BAD signature")) << r.reason;
+    EXPECT_EQ(run.check("cuda-toolkit").status, StepStatus::blocked);
+}
+
+TEST_F(Steps, CudaRepoBlockedOnANonAptHost) {
+    TestHost host;
+    host.sys.add_file("/etc/os-release", read_fixture("os/rhel-9/etc/os-release"));
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "implemented for apt hosts")) << r.reason;
+}
+
+// ---- driver ----
+
+TEST_F(Steps, DriverPinsTheBranchFromTheIndexAndHoldsIt) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    // Newest 550.x, not the newer cuda-drivers meta package of branch 560.
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-drivers-550=550.127.08-1"});
+    EXPECT_EQ(targets(r, Change::Kind::command), Strings{"apt-mark hold cuda-drivers-550"});
+}
+
+TEST_F(Steps, DriverSatisfiedWhenInstalledHeldAndLoaded) {
+    TestHost host;
+    host.converge();
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+    EXPECT_TRUE(r.changes.empty());
+}
+
+TEST_F(Steps, DriverOnlyHoldsWhenInstalledButNotHeld) {
+    TestHost host;
+    host.converge();
+    host.set_package("cuda-drivers-550", "550.127.08-1", "install ok installed");
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    EXPECT_TRUE(r.installs.empty());
+    EXPECT_EQ(targets(r, Change::Kind::command), Strings{"apt-mark hold cuda-drivers-550"});
+}
+
+TEST_F(Steps, DriverUpgradesAnotherBranch) {
+    TestHost host;
+    host.set_package("cuda-drivers-550", "535.183.06-1");
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    ASSERT_EQ(specs(r.installs), Strings{"cuda-drivers-550=550.127.08-1"});
+    EXPECT_EQ(r.changes.at(0).detail, "535.183.06-1 -> 550.127.08-1");
+}
+
+TEST_F(Steps, DriverNeedsARebootWhenInstalledButNouveauHoldsTheGpus) {
+    TestHost host({.nouveau_loaded = true});
+    host.converge();
+    host.sys.remove_file("/proc/driver/nvidia/version");
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::reboot_required);
+    EXPECT_TRUE(contains(r.reason, "nouveau")) << r.reason;
+}
+
+TEST_F(Steps, DriverSkippedWithoutADriverSection) {
+    profile.driver.reset();
+    TestHost host;
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("driver").status, StepStatus::skipped);
+}
+
+TEST_F(Steps, DriverBlockedWhenTheCudaRepositoryIsUnreachable) {
+    TestHost host;
+    host.sys.on_url(kCudaUrl + "InRelease",
+                    {.ok = false, .http_status = 503, .error = "HTTP 503", .attempts = 4});
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_EQ(r.reason, "needs the 'cuda' repository, which is unavailable (see cuda-repo)");
+    const auto repo = run.check("cuda-repo");
+    EXPECT_EQ(repo.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(repo.reason, kCudaUrl + "InRelease: HTTP 503")) << repo.reason;
+}
+
+// ---- fabric-manager ----
+
+TEST_F(Steps, FabricManagerPinsTheDriversVersionAndEnablesTheService) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("fabric-manager");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-drivers-fabricmanager-550=550.127.08-1"});
+    EXPECT_EQ(targets(r, Change::Kind::service), Strings{"nvidia-fabricmanager.service"});
+}
+
+TEST_F(Steps, FabricManagerFollowsAnOlderInstalledDriverExactly) {
+    TestHost host;
+    host.set_package("cuda-drivers-550", "550.54.15-1", "hold ok installed");
+    StepRunner run(host, profile);
+    EXPECT_EQ(specs(run.check("fabric-manager").installs),
+              Strings{"cuda-drivers-fabricmanager-550=550.54.15-1"});
+}
+
+TEST_F(Steps, FabricManagerSatisfiedWhenInstalledAndEnabled) {
+    TestHost host;
+    host.converge();
+    converge_config(host);
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("fabric-manager").status, StepStatus::satisfied);
+}
+
+TEST_F(Steps, FabricManagerSkippedWithoutNvswitches) {
+    TestHost host({.nvswitches = 0});
+    StepRunner run(host, profile);
+    const auto r = run.check("fabric-manager");
+    EXPECT_EQ(r.status, StepStatus::skipped);
+    EXPECT_TRUE(contains(r.reason, "no NVSwitch")) << r.reason;
+}
+
+// ---- cuda-toolkit ----
+
+TEST_F(Steps, CudaToolkitPinsTheToolkitPackageNeverTheDriverDraggingMeta) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-toolkit-12-4=12.4.1-1"});
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{kProfileDPath});
+    for (const auto& c : r.changes) {
+        EXPECT_FALSE(c.target.starts_with("cuda-12-4")) << c.target;
+    }
+}
+
+TEST_F(Steps, CudaToolkitSatisfiedWhenInstalledAndOnPath) {
+    TestHost host;
+    host.set_package("cuda-toolkit-12-4", "12.4.0-1");
+    host.sys.add_file(kProfileDPath, kProfileD);
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("cuda-toolkit").status, StepStatus::satisfied);
+}
+
+TEST_F(Steps, CudaToolkitOnlyRewritesPathWhenInstalled) {
+    TestHost host;
+    host.set_package("cuda-toolkit-12-4", "12.4.1-1");
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    EXPECT_TRUE(r.installs.empty());
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{kProfileDPath});
+}
+
+TEST_F(Steps, CudaToolkitApplyWritesThePathSnippet) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto planned = run.check("cuda-toolkit");
+    EXPECT_EQ(run.step("cuda-toolkit").apply(run.ctx(), host.sys, planned, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.file(kProfileDPath), kProfileD);
+}
+
+TEST_F(Steps, CudaToolkitSkippedWithoutCuda) {
+    profile.cuda.reset();
+    TestHost host;
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("cuda-toolkit").status, StepStatus::skipped);
+}
+
+TEST_F(Steps, CudaToolkitBlockedWhenTheDistroRepoDoesNotCarryIt) {
+    gpuprov::testing::FakeSystem sys;
+    sys.load_tree("hosts/ubuntu-24.04");
+    const auto facts = detect_facts(sys, matrix());
+    ASSERT_EQ(facts.os.repo_slug, "ubuntu2404");
+    LiveRepoProvider repos(sys, profile, facts, kCacheDir);
+    const StepContext ctx{profile, facts, matrix(), repos};
+    const auto steps = make_steps();
+    const auto r = steps.at(5)->check(ctx, sys);
+    ASSERT_EQ(steps.at(5)->id(), "cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "CUDA 12.4 is not in NVIDIA's ubuntu2404 repository (it "
+                                   "carries 12.5 to"))
+        << r.reason;
+    // Decided from the version matrix, before any download.
+    EXPECT_TRUE(sys.urls_fetched.empty());
+    // preflight says the same from the profile's host.os.
+    const auto pre = steps.at(0)->check(ctx, sys);
+    EXPECT_EQ(pre.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(pre.reason, "this host is ubuntu-24.04")) << pre.reason;
+}
+
+TEST_F(Steps, CudaToolkitBlockedWhenTheIndexLacksTheRelease) {
+    profile.cuda->version = "12.6";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "the CUDA repository has no cuda-toolkit-12-6")) << r.reason;
+}
+
+// ---- cudnn ----
+
+TEST_F(Steps, CudnnNinePicksTheCudaTwelveBuildPair) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cudnn");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    // 9.10 sorts above 9.1 (dpkg order, not string order); the -cuda-11 build is never picked.
+    EXPECT_EQ(specs(r.installs),
+              (Strings{"libcudnn9-cuda-12=9.10.2.21-1", "libcudnn9-dev-cuda-12=9.10.2.21-1"}));
+}
+
+TEST_F(Steps, CudnnSatisfiedWhenBothPackagesAreInstalled) {
+    TestHost host;
+    host.set_package("libcudnn9-cuda-12", "9.1.0.70-1");
+    host.set_package("libcudnn9-dev-cuda-12", "9.1.0.70-1");
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("cudnn").status, StepStatus::satisfied);
+}
+
+TEST_F(Steps, CudnnPendingWhenOnlyTheRuntimeIsInstalled) {
+    TestHost host;
+    host.set_package("libcudnn9-cuda-12", "9.10.2.21-1");
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("cudnn").status, StepStatus::pending);
+}
+
+TEST_F(Steps, CudnnSkippedWhenNotAskedFor) {
+    profile.cudnn.reset();
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cudnn");
+    EXPECT_EQ(r.status, StepStatus::skipped);
+    EXPECT_EQ(r.reason, "profile asks for no cuDNN");
+}
+
+TEST_F(Steps, CudnnEightBlockedWhenTheIndexHasNoSuchBuild) {
+    profile.cudnn->version = "8.9";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cudnn");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "has no libcudnn8 version 8.9.7.29-1+cuda12.2*")) << r.reason;
+}
+
+// ---- nccl ----
+
+TEST_F(Steps, NcclPicksTheBuildForTheProfilesCudaOverANewerOne) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("nccl");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs),
+              (Strings{"libnccl2=2.21.5-1+cuda12.4", "libnccl-dev=2.21.5-1+cuda12.4"}));
+}
+
+TEST_F(Steps, NcclSatisfiedWithTheCudaTwelveFourBuild) {
+    TestHost host;
+    host.set_package("libnccl2", "2.20.5-1+cuda12.4");
+    host.set_package("libnccl-dev", "2.20.5-1+cuda12.4");
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("nccl").status, StepStatus::satisfied);
+}
+
+TEST_F(Steps, NcclReplacesABuildForAnotherCuda) {
+    TestHost host;
+    host.set_package("libnccl2", "2.22.3-1+cuda12.5");
+    host.set_package("libnccl-dev", "2.22.3-1+cuda12.5");
+    StepRunner run(host, profile);
+    const auto r = run.check("nccl");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    ASSERT_FALSE(r.changes.empty());
+    EXPECT_EQ(r.changes[0].detail, "2.22.3-1+cuda12.5 -> 2.21.5-1+cuda12.4");
+}
+
+TEST_F(Steps, NcclSkippedWhenOff) {
+    profile.nccl = false;
+    TestHost host;
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("nccl").status, StepStatus::skipped);
+}
+
+TEST_F(Steps, NcclBlockedWithoutABuildForTheCuda) {
+    profile.cuda->version = "12.6";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("nccl");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_EQ(r.reason, "the CUDA repository has no libnccl2 built for CUDA 12.6");
+}
+
+// ---- container-toolkit ----
+
+TEST_F(Steps, ContainerToolkitPendingWithRepoPackagesAndRuntime) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(
+        specs(r.installs),
+        (Strings{"nvidia-container-toolkit=1.17.0-1", "nvidia-container-toolkit-base=1.17.0-1",
+                 "libnvidia-container-tools=1.17.0-1", "libnvidia-container1=1.17.0-1"}));
+    EXPECT_EQ(targets(r, Change::Kind::file), (Strings{kCtkKeyring, kCtkSourcePath}));
+    EXPECT_EQ(targets(r, Change::Kind::command),
+              (Strings{display_argv(refresh_argv(kCtkSourcePath)),
+                       "nvidia-ctk runtime configure --runtime=docker"}));
+}
+
+TEST_F(Steps, ContainerToolkitSatisfiedWhenInPlace) {
+    TestHost host;
+    host.converge();
+    converge_config(host);
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("container-toolkit").status, StepStatus::satisfied);
+}
+
+TEST_F(Steps, ContainerToolkitSkippedWithoutContainers) {
+    profile.container.reset();
+    TestHost host;
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("container-toolkit").status, StepStatus::skipped);
+}
+
+// ---- tuning, monitoring ----
+
+TEST_F(Steps, TuningPendingWithDropinAndService) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("tuning");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{kPersistencedDropinPath});
+    EXPECT_EQ(targets(r, Change::Kind::service), Strings{"nvidia-persistenced.service"});
+}
+
+TEST_F(Steps, TuningSatisfiedAndSkipped) {
+    TestHost host;
+    converge_config(host);
+    {
+        StepRunner run(host, profile);
+        EXPECT_EQ(run.check("tuning").status, StepStatus::satisfied);
+    }
+    profile.tuning.persistence_mode = false;
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("tuning").status, StepStatus::skipped);
+}
+
+TEST_F(Steps, MonitoringPendingThenSatisfiedThenSkipped) {
+    TestHost host;
+    {
+        StepRunner run(host, profile);
+        const auto r = run.check("monitoring");
+        EXPECT_EQ(r.status, StepStatus::pending);
+        EXPECT_EQ(targets(r, Change::Kind::file), (Strings{kMetricsService, kMetricsTimer}));
+        EXPECT_EQ(targets(r, Change::Kind::service), Strings{"gpuprov-metrics.timer"});
+    }
+    converge_config(host);
+    {
+        StepRunner run(host, profile);
+        EXPECT_EQ(run.check("monitoring").status, StepStatus::satisfied);
+    }
+    profile.monitoring.reset();
+    StepRunner run(host, profile);
+    EXPECT_EQ(run.check("monitoring").status, StepStatus::skipped);
+}
+
+// ---- all at once ----
+
+TEST_F(Steps, EveryStepSatisfiedOnAConvergedHostWithoutNetworkOrCommands) {
+    TestHost host;
+    host.converge();
+    converge_config(host);
+    host.clear_records();
+    StepRunner run(host, profile);
+    for (const auto& id : step_ids()) {
+        const auto r = run.check(id);
+        EXPECT_EQ(r.status, StepStatus::satisfied) << id << ": " << r.reason;
+    }
+    EXPECT_TRUE(host.sys.urls_fetched.empty());
+    EXPECT_TRUE(host.sys.queries.empty());
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+}
+
+} // namespace
