@@ -2,7 +2,9 @@
 // from a real fixture root, resolve packages against a repository index of realistic size and
 // check all twelve steps. Reports the median and 90th percentile over many runs.
 //
-//   build/bench/plan_bench [runs] [packages-in-index]
+//   build/bench/plan_bench [runs] [packages-in-index] [host-root]
+// host-root defaults to the ubuntu-22.04 fixture; "/" measures this machine (its real dpkg
+// status, typically hundreds of KiB to a few MiB).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -65,7 +67,9 @@ int main(int argc, char** argv) {
     const int runs = argc > 1 ? std::atoi(argv[1]) : 200;
     const int records = argc > 2 ? std::atoi(argv[2]) : 6000;
     const auto packages = synthetic_packages(records);
-    LocalSystem sys(std::string(GPUPROV_FIXTURES_DIR) + "/hosts/ubuntu-22.04");
+    const std::string root =
+        argc > 3 ? argv[3] : std::string(GPUPROV_FIXTURES_DIR) + "/hosts/ubuntu-22.04";
+    LocalSystem sys(root);
     const auto& matrix = Matrix::builtin();
     const auto steps = make_steps();
 
@@ -91,8 +95,8 @@ int main(int argc, char** argv) {
         std::sort(v.begin(), v.end());
         return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
     };
-    fmt::print("plan cv-train (in-process, {} runs, {} index records, {:.1f} MiB index)\n", runs,
-               records + 8, static_cast<double>(packages.size()) / (1024.0 * 1024.0));
+    fmt::print("plan cv-train (in-process, {} runs, {} index records, {:.1f} MiB index, host {})\n",
+               runs, records + 8, static_cast<double>(packages.size()) / (1024.0 * 1024.0), root);
     fmt::print("  total:       median {:.2f} ms, p90 {:.2f} ms\n", pct(total_ms, 0.5),
                pct(total_ms, 0.9));
     fmt::print("  index parse: median {:.2f} ms, p90 {:.2f} ms\n", pct(index_ms, 0.5),

@@ -54,6 +54,15 @@ struct DiskSpace {
     std::uint64_t free_bytes = 0; ///< available to unprivileged users (f_bavail)
 };
 
+/// Identifies one version of a file: any rewrite (dpkg renames a new status file into place)
+/// changes it.
+struct FileStamp {
+    std::uint64_t size = 0;
+    std::uint64_t inode = 0;
+    std::int64_t mtime_ns = 0;
+    friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
 /// Held while alive; releasing the object releases the lock.
 class FileLock {
 public:
@@ -77,6 +86,8 @@ public:
     read_link(const std::filesystem::path&) const = 0;
     [[nodiscard]] virtual std::optional<DiskSpace>
     disk_space(const std::filesystem::path&) const = 0;
+    /// Size, inode and modification time, so parsed copies of big files can be reused safely.
+    [[nodiscard]] virtual std::optional<FileStamp> stamp(const std::filesystem::path&) const = 0;
     /// Runs a read-only probe (nvidia-smi, dpkg-query, gpgv). Never throws on non-zero exit.
     [[nodiscard]] virtual CommandResult query(const Command&) const = 0;
     /// Downloads a URL with retries and backoff (libcurl in LocalSystem).

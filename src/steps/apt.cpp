@@ -2,6 +2,7 @@
 #include <gpuprov/facts.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
+#include <mutex>
 #include <spdlog/spdlog.h>
 
 namespace gpuprov {
@@ -18,37 +19,72 @@ struct DpkgEntry {
     std::string state; ///< installed | half-configured | unpacked | ...
 };
 
-std::optional<DpkgEntry> dpkg_entry(const System& sys, std::string_view package) {
-    const auto status = sys.read_file(kDpkgStatus);
-    if (!status) {
-        return std::nullopt;
-    }
-    const std::string needle = "Package: " + std::string(package) + "\n";
+using DpkgDb = std::map<std::string, DpkgEntry, std::less<>>;
+
+DpkgDb parse_dpkg_db(std::string_view status) {
+    DpkgDb db;
+    std::string name;
+    DpkgEntry entry;
+    const auto flush = [&] {
+        if (!name.empty()) {
+            db[name] = std::move(entry);
+        }
+        name.clear();
+        entry = DpkgEntry{};
+    };
     std::size_t pos = 0;
-    while ((pos = status->find(needle, pos)) != std::string::npos) {
-        if (pos != 0 && (*status)[pos - 1] != '\n') {
-            pos += needle.size();
-            continue;
+    while (pos < status.size()) {
+        auto end = status.find('\n', pos);
+        if (end == std::string_view::npos) {
+            end = status.size();
         }
-        auto end = status->find("\n\n", pos);
-        if (end == std::string::npos) {
-            end = status->size();
-        }
-        DpkgEntry e;
-        for (const auto& line : lines(std::string_view(*status).substr(pos, end - pos))) {
-            if (starts_with(line, "Version: ")) {
-                e.version = std::string(trim(line.substr(9)));
-            } else if (starts_with(line, "Status: ")) {
-                const auto words = split(trim(line.substr(8)), ' ');
-                if (words.size() == 3) {
-                    e.want = words[0];
-                    e.state = words[2];
-                }
+        const auto line = status.substr(pos, end - pos);
+        pos = end + 1;
+        if (line.empty()) {
+            flush();
+        } else if (starts_with(line, "Package: ")) {
+            name = std::string(trim(line.substr(9)));
+        } else if (starts_with(line, "Version: ")) {
+            entry.version = std::string(trim(line.substr(9)));
+        } else if (starts_with(line, "Status: ")) {
+            const auto words = split(trim(line.substr(8)), ' ');
+            if (words.size() == 3) {
+                entry.want = words[0];
+                entry.state = words[2];
             }
         }
-        return e;
     }
-    return std::nullopt;
+    flush();
+    return db;
+}
+
+// Every step asks about a few packages; re-reading a status file of several MiB each time cost
+// more than the rest of `plan`. The parse is kept while the file's stamp is unchanged (dpkg
+// replaces the file on every change).
+const DpkgDb& dpkg_db(const System& sys) {
+    static std::mutex mutex;
+    static std::optional<FileStamp> cached_stamp;
+    static DpkgDb cached;
+    static const DpkgDb empty;
+    const std::lock_guard lock(mutex);
+    const auto stamp = sys.stamp(kDpkgStatus);
+    if (!stamp) {
+        return empty;
+    }
+    if (cached_stamp != stamp) {
+        cached = parse_dpkg_db(sys.read_file(kDpkgStatus).value_or(""));
+        cached_stamp = stamp;
+    }
+    return cached;
+}
+
+std::optional<DpkgEntry> dpkg_entry(const System& sys, std::string_view package) {
+    const auto& db = dpkg_db(sys);
+    const auto it = db.find(package);
+    if (it == db.end()) {
+        return std::nullopt;
+    }
+    return it->second;
 }
 
 class Apt final : public PackageManager {

@@ -121,6 +121,17 @@ std::optional<DiskSpace> LocalSystem::disk_space(const fs::path& path) const {
                      .free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize};
 }
 
+std::optional<FileStamp> LocalSystem::stamp(const fs::path& path) const {
+    struct stat st {};
+    if (::stat(resolve(path).c_str(), &st) != 0) {
+        return std::nullopt;
+    }
+    return FileStamp{.size = static_cast<std::uint64_t>(st.st_size),
+                     .inode = static_cast<std::uint64_t>(st.st_ino),
+                     .mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                                 st.st_mtim.tv_nsec};
+}
+
 CommandResult LocalSystem::query(const Command& cmd) const {
     return detail::run_process(cmd);
 }

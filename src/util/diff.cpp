@@ -32,10 +32,11 @@ std::vector<Edit> edit_script(const std::vector<std::string>& a,
         if (i < n && j < m && a[i] == b[j]) {
             out.push_back({Op::keep, a[i++]});
             ++j;
-        } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-            out.push_back({Op::add, b[j++]});
-        } else {
+        } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+            // Deletions first, the way diff(1) prints a replaced line.
             out.push_back({Op::del, a[i++]});
+        } else {
+            out.push_back({Op::add, b[j++]});
         }
     }
     return out;

@@ -45,6 +45,9 @@ FakeSystem::FakeSystem() : m_start(std::chrono::sys_days{std::chrono::year{2026}
 void FakeSystem::add_file(const std::string& path, std::string content) {
     const auto p = norm(path);
     m_files[p] = std::move(content);
+    // Unique across every FakeSystem, so a cache keyed by stamp never mixes two fakes.
+    static std::uint64_t next_version = 0;
+    m_versions[p] = ++next_version;
     for (auto parent = fs::path(p).parent_path(); !parent.empty() && parent != "/";
          parent = parent.parent_path()) {
         m_dirs.insert(norm(parent));
@@ -170,6 +173,14 @@ std::optional<fs::path> FakeSystem::read_link(const fs::path& path) const {
 
 std::optional<DiskSpace> FakeSystem::disk_space(const fs::path&) const {
     return m_disk;
+}
+
+std::optional<FileStamp> FakeSystem::stamp(const fs::path& path) const {
+    const auto it = m_files.find(norm(path));
+    if (it == m_files.end()) {
+        return std::nullopt;
+    }
+    return FileStamp{.size = it->second.size(), .inode = m_versions.at(it->first)};
 }
 
 CommandResult FakeSystem::answer(const Command& cmd) const {

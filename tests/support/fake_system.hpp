@@ -62,6 +62,7 @@ public:
     [[nodiscard]] std::optional<std::filesystem::path>
     read_link(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<DiskSpace> disk_space(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<FileStamp> stamp(const std::filesystem::path&) const override;
     [[nodiscard]] CommandResult query(const Command&) const override;
     [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;
     [[nodiscard]] std::optional<std::string> env(std::string_view name) const override;
@@ -82,6 +83,7 @@ private:
     [[nodiscard]] CommandResult answer(const Command&) const;
     std::map<std::string, std::string> m_files;
     std::map<std::string, unsigned> m_modes;
+    std::map<std::string, std::uint64_t> m_versions; ///< bumped on every write of a path
     std::set<std::string> m_dirs;
     std::map<std::string, std::string> m_links;
     std::map<std::vector<std::string>, CommandResult> m_commands;
