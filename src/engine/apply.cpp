@@ -216,9 +216,16 @@ private:
     void finish() {
         m_result.index_refreshes = m_refreshes;
         if (m_result.status == StepStatus::reboot_required) {
-            detail::install_resume_unit(m_sys, m_opt.gpuprov_path, m_opt.profile_arg);
-            m_journal.reboot_pending = true;
-            m_journal.result = "reboot-required";
+            try {
+                detail::install_resume_unit(m_sys, m_opt.gpuprov_path, m_opt.profile_arg);
+                m_journal.reboot_pending = true;
+                m_journal.result = "reboot-required";
+            } catch (const Error& e) {
+                // Without the unit nothing resumes after the reboot: that is a failure, and the
+                // journal must say so rather than stay "running".
+                fail(e.describe());
+                m_journal.result = "failed";
+            }
         } else if (m_result.status == StepStatus::done) {
             detail::remove_resume_unit(m_sys);
             m_journal.reboot_pending = false;

@@ -66,8 +66,8 @@ public:
                 r.reason = "the container-toolkit repository has no nvidia-container-toolkit";
                 return r;
             }
-            const auto pins =
-                pin_with_prefix(*index, kPackages, newest->version, r, "container-toolkit");
+            const auto pins = pin_with_prefix(*index, kPackages, newest->version, r,
+                                              "container-toolkit", VersionMatch::exact);
             if (!pins) {
                 return r;
             }

@@ -45,7 +45,9 @@ public:
             if (index == nullptr) {
                 return r;
             }
-            const auto pins = pin_with_prefix(*index, {package}, prefix, r, "CUDA");
+            const auto pins =
+                pin_with_prefix(*index, {package}, prefix, r, "CUDA",
+                                driver_version ? VersionMatch::exact : VersionMatch::prefix);
             if (!pins) {
                 return r;
             }

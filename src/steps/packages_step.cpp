@@ -4,18 +4,38 @@
 
 namespace gpuprov::steps {
 
+namespace {
+
+const PackageRecord* find_exact(const PackageIndex& index, const std::string& name,
+                                const std::string& version) {
+    for (const auto* rec : index.versions(name)) {
+        if (rec->version == version) {
+            return rec;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
 std::optional<std::vector<PackagePin>> pin_with_prefix(const PackageIndex& index,
                                                        const std::vector<std::string>& names,
-                                                       const std::string& prefix, CheckResult& r,
-                                                       std::string_view repo_label) {
+                                                       const std::string& version, CheckResult& r,
+                                                       std::string_view repo_label,
+                                                       VersionMatch match) {
     std::vector<PackagePin> pins;
     for (const auto& name : names) {
-        const auto* rec = index.newest_with_prefix(name, prefix);
+        const auto* rec = match == VersionMatch::exact ? find_exact(index, name, version)
+                                                       : index.newest_with_prefix(name, version);
         if (rec == nullptr) {
             r.status = StepStatus::blocked;
             const auto* any = index.newest(name);
-            r.reason = fmt::format("the {} repository has no {} {}{}", repo_label, name,
-                                   prefix.empty() ? "" : "version " + prefix + "*",
+            std::string wanted = name;
+            if (!version.empty()) {
+                wanted += match == VersionMatch::exact ? " version " + version
+                                                       : " version " + version + "*";
+            }
+            r.reason = fmt::format("the {} repository has no {}{}", repo_label, wanted,
                                    any ? fmt::format(" (newest there: {})", any->version) : "");
             return std::nullopt;
         }

@@ -5,11 +5,17 @@
 
 namespace gpuprov::steps {
 
-/// Pins `names` to the newest index version starting with `prefix`; blocks `r` and returns
-/// nullopt when one is missing.
+enum class VersionMatch {
+    prefix, ///< the newest version starting with the given text ("550.", "9.1.")
+    exact,  ///< exactly the given version (packages that must move in lockstep)
+};
+
+/// Pins `names` to a version from the index; blocks `r` and returns nullopt when one is
+/// missing.
 [[nodiscard]] std::optional<std::vector<PackagePin>>
 pin_with_prefix(const PackageIndex& index, const std::vector<std::string>& names,
-                const std::string& prefix, CheckResult& r, std::string_view repo_label);
+                const std::string& version, CheckResult& r, std::string_view repo_label,
+                VersionMatch match = VersionMatch::prefix);
 
 /// Marks `r` pending with the file's diff when it differs.
 void require_file(const System& sys, const ManagedFile& f, CheckResult& r);

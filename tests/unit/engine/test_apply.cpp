@@ -290,8 +290,14 @@ TEST_F(Apply, RebootIfNeededRebootsLast) {
 TEST_F(Apply, ResumeUnitRefusesAProfilePathSystemdWouldSplit) {
     TestHost host({.nouveau_loaded = true});
     options.profile_arg = "/etc/gpuprov/my profile.yaml";
-    EXPECT_THROW(apply(host), HostError);
+    const auto result = apply(host);
+    // Nothing could resume after the reboot, so the run fails, and the journal says so
+    // instead of staying "running".
+    EXPECT_EQ(result.status, StepStatus::failed);
+    EXPECT_NE(result.message.find("my profile.yaml"), std::string::npos) << result.message;
     EXPECT_FALSE(host.sys.exists(kResumeUnit));
+    EXPECT_EQ(journal(host).result, "failed");
+    EXPECT_FALSE(journal(host).reboot_pending);
 }
 
 } // namespace
