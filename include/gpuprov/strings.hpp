@@ -18,6 +18,8 @@ namespace gpuprov {
 [[nodiscard]] std::optional<double> parse_double(std::string_view s);
 /// Last `max_lines` lines of a command's output, for error messages.
 [[nodiscard]] std::string tail_lines(std::string_view s, std::size_t max_lines);
+/// Every line of `text` with `prefix` in front, each ending in a newline.
+[[nodiscard]] std::string indent_lines(std::string_view text, std::string_view prefix);
 /// Replaces every occurrence of `from` with `to`.
 [[nodiscard]] std::string replace_all(std::string s, std::string_view from, std::string_view to);
 

@@ -12,18 +12,6 @@
 
 namespace gpuprov::cli {
 
-namespace {
-
-std::string yaml_block(const std::string& text, std::string_view indent) {
-    std::string out;
-    for (const auto& line : lines(text)) {
-        out += std::string(indent) + line + "\n";
-    }
-    return out;
-}
-
-} // namespace
-
 void add_cloud_init_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "cloud-init", "print #cloud-config user-data that provisions PROFILE on first boot");
@@ -56,7 +44,7 @@ void add_cloud_init_command(CLI::App& app, const GlobalOptions&, int& exit_code)
             }
             target = "/etc/gpuprov/" + profile.name + ".yaml";
             out += "write_files:\n  - path: " + target +
-                   "\n    permissions: '0644'\n    content: |\n" + yaml_block(ss.str(), "      ");
+                   "\n    permissions: '0644'\n    content: |\n" + indent_lines(ss.str(), "      ");
         }
         out += "runcmd:\n";
         if (!install_from.empty()) {

@@ -44,14 +44,6 @@ std::string host_line(const HostFacts& f) {
                        f.gpus.size() == 1 ? "" : "s");
 }
 
-std::string indent(const std::string& text, std::string_view prefix) {
-    std::string out;
-    for (const auto& line : lines(text)) {
-        out += std::string(prefix) + line + "\n";
-    }
-    return out;
-}
-
 } // namespace
 
 std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool color) {
@@ -71,7 +63,7 @@ std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool colo
             switch (c.kind) {
             case Change::Kind::file:
                 out += fmt::format("      file {}\n", c.target);
-                out += indent(c.detail, "        ");
+                out += indent_lines(c.detail, "        ");
                 break;
             case Change::Kind::package:
                 out += fmt::format("      package {} {}\n", c.target, c.detail);

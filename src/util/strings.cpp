@@ -104,6 +104,16 @@ std::string tail_lines(std::string_view s, std::size_t max_lines) {
     return join(all, "\n");
 }
 
+std::string indent_lines(std::string_view text, std::string_view prefix) {
+    std::string out;
+    for (const auto& line : lines(text)) {
+        out += prefix;
+        out += line;
+        out += '\n';
+    }
+    return out;
+}
+
 std::string replace_all(std::string s, std::string_view from, std::string_view to) {
     if (from.empty()) {
         return s;
