@@ -28,7 +28,14 @@ public:
 
     ApplyResult go() {
         start_journal();
-        repair_interrupted();
+        try {
+            repair_interrupted();
+        } catch (Error& e) {
+            e.add_context("while finishing an interrupted package transaction");
+            fail(e.describe());
+            finish();
+            return m_result;
+        }
         const auto plan = build_plan(m_ctx, m_sys, m_steps, m_opt.filter);
         std::size_t i = 0;
         while (i < plan.steps.size() && m_result.status == StepStatus::done) {

@@ -94,10 +94,11 @@ const PackageIndex* index_or_block(const StepContext& ctx, const std::string& re
 }
 
 bool all_installed(const System& sys, const PackageManager& pm,
-                   const std::vector<std::string>& packages, std::string_view version_prefix) {
+                   const std::vector<std::string>& packages, std::string_view version,
+                   VersionMatch match) {
     for (const auto& p : packages) {
         const auto v = pm.installed(sys, p);
-        if (!v || !starts_with(*v, version_prefix)) {
+        if (!v || (match == VersionMatch::exact ? *v != version : !starts_with(*v, version))) {
             return false;
         }
     }

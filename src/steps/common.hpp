@@ -36,10 +36,17 @@ void restore_managed(System& sys, const std::string& path);
 [[nodiscard]] const PackageIndex* index_or_block(const StepContext& ctx, const std::string& repo,
                                                  CheckResult& r);
 
-/// Whether every package is installed with a version starting with `version_prefix`.
+enum class VersionMatch {
+    prefix, ///< the newest version starting with the given text ("550.", "9.1.")
+    exact,  ///< exactly the given version (packages that must move in lockstep)
+};
+
+/// Whether every package is installed with a version matching `version` (by default, starting
+/// with it; an empty prefix accepts any version).
 [[nodiscard]] bool all_installed(const System& sys, const PackageManager& pm,
                                  const std::vector<std::string>& packages,
-                                 std::string_view version_prefix = {});
+                                 std::string_view version = {},
+                                 VersionMatch match = VersionMatch::prefix);
 
 /// Adds package changes and pins for `pins` to `r` and marks it pending.
 void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,

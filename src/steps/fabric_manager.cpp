@@ -40,14 +40,13 @@ public:
         // Must equal the driver's version exactly: follow the installed driver when there is one.
         const auto driver_version = pm->installed(sys, "cuda-drivers-" + branch);
         const auto prefix = driver_version.value_or(branch + ".");
-        if (!all_installed(sys, *pm, {package}, prefix)) {
+        const auto match = driver_version ? VersionMatch::exact : VersionMatch::prefix;
+        if (!all_installed(sys, *pm, {package}, prefix, match)) {
             const auto* index = index_or_block(ctx, "cuda", r);
             if (index == nullptr) {
                 return r;
             }
-            const auto pins =
-                pin_with_prefix(*index, {package}, prefix, r, "CUDA",
-                                driver_version ? VersionMatch::exact : VersionMatch::prefix);
+            const auto pins = pin_with_prefix(*index, {package}, prefix, r, "CUDA", match);
             if (!pins) {
                 return r;
             }

@@ -5,11 +5,6 @@
 
 namespace gpuprov::steps {
 
-enum class VersionMatch {
-    prefix, ///< the newest version starting with the given text ("550.", "9.1.")
-    exact,  ///< exactly the given version (packages that must move in lockstep)
-};
-
 /// Pins `names` to a version from the index; blocks `r` and returns nullopt when one is
 /// missing.
 [[nodiscard]] std::optional<std::vector<PackagePin>>
