@@ -1,9 +1,8 @@
 #include "resume.hpp"
 
-#include "../steps/common.hpp"
-
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <gpuprov/units.hpp>
 
 namespace gpuprov::detail {
 

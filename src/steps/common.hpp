@@ -3,13 +3,13 @@
 // repository index, systemd unit enabling.
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/step.hpp>
+#include <gpuprov/units.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpuprov::steps {
 
-inline constexpr const char* kManagedHeader = "# Managed by gpuprov; local edits are replaced.\n";
 
 struct ManagedFile {
     std::string path;
@@ -51,17 +51,6 @@ enum class VersionMatch {
 /// Adds package changes and pins for `pins` to `r` and marks it pending.
 void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
                    const std::vector<PackagePin>& pins);
-
-/// systemd: whether `unit` is enabled for `target` (its WantedBy=), i.e. the wants link exists.
-[[nodiscard]] bool unit_enabled(const System& sys, std::string_view unit,
-                                std::string_view target = "multi-user.target");
-/// Enables (and with `start`, starts) a unit with systemctl; where systemd is not installed
-/// (containers, chroots) the wants link is made directly so the next boot still starts it.
-void enable_unit(System& sys, std::string_view unit, bool start,
-                 std::string_view target = "multi-user.target");
-void disable_unit(System& sys, std::string_view unit,
-                  std::string_view target = "multi-user.target");
-[[nodiscard]] bool have_systemctl(const System& sys);
 
 /// The CUDA release as apt spells it in package names: "12.4" → "12-4".
 [[nodiscard]] std::string cuda_dash(const std::string& version);
