@@ -43,6 +43,35 @@ std::vector<std::string> kernel_packages(const HostFacts& facts) {
     return {"linux-image-" + facts.kernel, "linux-headers-" + facts.kernel};
 }
 
+/// The driver packages `hold: true` still has to hold.
+std::vector<std::string> driver_unheld(const DriverSpec& d, const System& sys,
+                                       const PackageManager& pm,
+                                       const std::vector<std::string>& pkgs) {
+    std::vector<std::string> out;
+    if (d.hold) {
+        for (const auto& p : pkgs) {
+            if (!pm.held(sys, p)) {
+                out.push_back(p);
+            }
+        }
+    }
+    return out;
+}
+
+/// The running kernel's installed packages `hold_kernel: true` still has to hold.
+std::vector<std::string> kernel_unheld(const DriverSpec& d, const HostFacts& facts,
+                                       const System& sys, const PackageManager& pm) {
+    std::vector<std::string> out;
+    if (d.hold_kernel) {
+        for (const auto& p : kernel_packages(facts)) {
+            if (pm.installed(sys, p) && !pm.held(sys, p)) {
+                out.push_back(p);
+            }
+        }
+    }
+    return out;
+}
+
 class Driver final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "driver"; }
@@ -111,16 +140,8 @@ public:
         const auto& d = *ctx.profile.driver;
         const auto pm = make_package_manager(ctx.facts);
         const auto pkgs = all_packages(packages_for(d, ctx.facts));
-        if (d.hold) {
-            std::vector<std::string> unheld;
-            for (const auto& p : pkgs) {
-                if (!pm->held(sys, p)) {
-                    unheld.push_back(p);
-                }
-            }
-            if (!unheld.empty()) {
-                run_checked(sys, pm->hold(unheld));
-            }
+        if (const auto unheld = driver_unheld(d, sys, *pm, pkgs); !unheld.empty()) {
+            run_checked(sys, pm->hold(unheld));
         }
         if (!module_loaded(sys, d.branch)) {
             if (ctx.facts.nouveau_loaded || sys.exists("/sys/module/nouveau")) {
@@ -132,16 +153,9 @@ public:
                 return StepStatus::reboot_required;
             }
         }
-        if (d.hold_kernel) {
-            std::vector<std::string> unheld;
-            for (const auto& p : kernel_packages(ctx.facts)) {
-                if (pm->installed(sys, p) && !pm->held(sys, p)) {
-                    unheld.push_back(p);
-                }
-            }
-            if (!unheld.empty()) {
-                run_checked(sys, pm->hold(unheld));
-            }
+        // The kernel is held only once the module is known to load on it.
+        if (const auto unheld = kernel_unheld(d, ctx.facts, sys, *pm); !unheld.empty()) {
+            run_checked(sys, pm->hold(unheld));
         }
         return StepStatus::done;
     }
@@ -184,21 +198,9 @@ private:
                                  const PackageManager& pm, const std::vector<std::string>& pkgs,
                                  CheckResult& r) {
         const auto& d = *ctx.profile.driver;
-        std::vector<std::string> to_hold;
-        if (d.hold) {
-            for (const auto& p : pkgs) {
-                if (!pm.held(sys, p)) {
-                    to_hold.push_back(p);
-                }
-            }
-        }
-        if (d.hold_kernel) {
-            for (const auto& p : kernel_packages(ctx.facts)) {
-                if (pm.installed(sys, p) && !pm.held(sys, p)) {
-                    to_hold.push_back(p);
-                }
-            }
-        }
+        auto to_hold = driver_unheld(d, sys, pm, pkgs);
+        const auto kernel = kernel_unheld(d, ctx.facts, sys, pm);
+        to_hold.insert(to_hold.end(), kernel.begin(), kernel.end());
         if (!to_hold.empty()) {
             r.changes.push_back(command_change(pm.hold(to_hold),
                                                "keep unattended upgrades from moving the driver"));
