@@ -89,6 +89,12 @@ public:
     /// Proves the step with the real tools.
     [[nodiscard]] virtual std::vector<CheckOutcome> verify(const StepContext& ctx,
                                                            const System& sys) const = 0;
+    /// Why this step still needs a reboot, with evidence (the failing command's stderr, DKMS
+    /// status, doctor's finding). The engine puts it in the journal, and when the step asks
+    /// for a reboot again after one has happened, in the failure message.
+    [[nodiscard]] virtual std::string reboot_evidence(const StepContext&, const System&) const {
+        return {};
+    }
 };
 
 /// All steps in the design's order: preflight, nouveau, cuda-repo, driver, fabric-manager,
