@@ -44,6 +44,8 @@ public:
     LiveRepoProvider(System& sys, const Profile& profile, const HostFacts& facts,
                      std::string cache_dir);
     [[nodiscard]] const RepoState& repo(const std::string& name) const override;
+    [[nodiscard]] std::optional<std::string>
+    known_inrelease(const std::string& name) const override;
 
 private:
     System& m_sys;

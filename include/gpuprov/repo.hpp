@@ -99,6 +99,7 @@ struct IndexLoadResult {
     std::optional<OpenPgpKey> key; ///< the fingerprint-checked key the InRelease was verified with
     std::string error;             ///< URL and HTTP status / verification failure
     bool from_cache = false;
+    std::string inrelease; ///< the InRelease exactly as verified (for comparing apt's lists)
 };
 
 /// gpuprov's private cache: /var/cache/gpuprov/repos for root, else
@@ -108,6 +109,12 @@ struct IndexLoadResult {
 /// The directory under `cache_dir` that holds one repository's files (key.gpg, InRelease,
 /// Packages, stamp): the repository name with anything but [A-Za-z0-9._-] replaced.
 [[nodiscard]] std::string repo_cache_subdir(const ResolvedRepo& repo);
+
+/// The InRelease gpuprov last verified for `repo`, read from `cache_dir` whatever its age, with
+/// no download and no signature check; nullopt unless the cache's stamp names this URL and pin.
+/// For comparisons only (are apt's lists as new as what gpuprov planned with?), never trust.
+[[nodiscard]] std::optional<std::string>
+cached_inrelease(const System& sys, const ResolvedRepo& repo, const std::string& cache_dir);
 
 /// Fetches the key (checks its fingerprint), InRelease (verified with gpgv against that key
 /// alone) and Packages (checked against InRelease's SHA256 and size), never touching apt's

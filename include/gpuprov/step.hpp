@@ -47,7 +47,8 @@ struct RepoState {
     ResolvedRepo repo;
     std::optional<PackageIndex> index; ///< nullopt when unreachable or not in the profile
     std::optional<OpenPgpKey> key;
-    std::string error; ///< why index is missing (URL and status)
+    std::string error;     ///< why index is missing (URL and status)
+    std::string inrelease; ///< the InRelease the index was verified from, byte for byte
 };
 
 /// Hands out repository indexes lazily, so a run whose steps are all satisfied never touches
@@ -57,6 +58,12 @@ public:
     virtual ~RepoProvider() = default;
     /// The state of a profile repository by name ("cuda", "container-toolkit").
     [[nodiscard]] virtual const RepoState& repo(const std::string& name) const = 0;
+    /// The InRelease this repository's index was last verified from, without any download: the
+    /// loaded state's when it is loaded, else gpuprov's cache's (any age); nullopt when neither.
+    /// Lets a converged host compare apt's lists with it and stay off the network.
+    [[nodiscard]] virtual std::optional<std::string> known_inrelease(const std::string&) const {
+        return std::nullopt;
+    }
 };
 
 /// Everything a step may read. Built once per command from the profile, facts and matrix.

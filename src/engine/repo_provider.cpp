@@ -32,6 +32,7 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
             state.index = std::move(loaded.index);
             state.key = std::move(loaded.key);
             state.error = std::move(loaded.error);
+            state.inrelease = std::move(loaded.inrelease);
         } catch (const Error& e) {
             // An unwritable cache (a service account without a home) makes this repository
             // unavailable, not the whole plan.
@@ -39,6 +40,21 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
         }
     }
     return m_loaded.emplace(name, std::move(state)).first->second;
+}
+
+std::optional<std::string> LiveRepoProvider::known_inrelease(const std::string& name) const {
+    if (const auto it = m_loaded.find(name); it != m_loaded.end()) {
+        if (it->second.index) {
+            return it->second.inrelease;
+        }
+    }
+    const auto spec = m_profile.repositories.find(name);
+    if (spec == m_profile.repositories.end() || m_facts.os.repo_slug.empty()) {
+        return std::nullopt;
+    }
+    const auto resolved =
+        resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch, m_facts.pkg_arch);
+    return cached_inrelease(m_sys, resolved, m_cache_dir);
 }
 
 } // namespace gpuprov

@@ -226,6 +226,7 @@ std::optional<IndexLoadResult> from_cache(const System& sys, const ResolvedRepo&
     out.index = std::move(index.value);
     out.key = std::move(k.value);
     out.from_cache = true;
+    out.inrelease = *inrelease;
     return out;
 }
 
@@ -316,7 +317,33 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     IndexLoadResult out;
     out.index = std::move(index.value);
     out.key = std::move(key.value);
+    out.inrelease = std::move(*inrelease.value);
     return out;
+}
+
+std::optional<std::string> cached_inrelease(const System& sys, const ResolvedRepo& pinned_repo,
+                                            const std::string& cache_dir) {
+    if (cache_dir.empty()) {
+        return std::nullopt;
+    }
+    ResolvedRepo repo = pinned_repo;
+    repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
+    const auto paths = cache_paths(cache_dir, repo);
+    const auto stamp = sys.read_file(paths.stamp);
+    if (!stamp) {
+        return std::nullopt;
+    }
+    const auto stamp_lines = lines(*stamp);
+    if (stamp_lines.empty() || !starts_with(stamp_lines[0], "fetched ")) {
+        return std::nullopt;
+    }
+    const auto fetched = parse_int(std::string_view(stamp_lines[0]).substr(8));
+    if (!fetched ||
+        *stamp != stamp_text(std::chrono::system_clock::time_point(std::chrono::seconds(*fetched)),
+                             repo)) {
+        return std::nullopt;
+    }
+    return sys.read_file(paths.inrelease);
 }
 
 } // namespace gpuprov

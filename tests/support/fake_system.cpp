@@ -48,10 +48,19 @@ void FakeSystem::add_file(const std::string& path, std::string content) {
     // Unique across every FakeSystem, so a cache keyed by stamp never mixes two fakes.
     static std::uint64_t next_version = 0;
     m_versions[p] = ++next_version;
+    // The fake clock, plus the write counter so writes within one instant still order.
+    m_mtimes[p] =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now().time_since_epoch()).count() +
+        static_cast<std::int64_t>(next_version);
     for (auto parent = fs::path(p).parent_path(); !parent.empty() && parent != "/";
          parent = parent.parent_path()) {
         m_dirs.insert(norm(parent));
     }
+}
+
+void FakeSystem::set_mtime(const std::string& path, std::chrono::system_clock::time_point when) {
+    m_mtimes[norm(path)] =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
 }
 
 void FakeSystem::load_tree(const std::string& rel) {
@@ -180,7 +189,9 @@ std::optional<FileStamp> FakeSystem::stamp(const fs::path& path) const {
     if (it == m_files.end()) {
         return std::nullopt;
     }
-    return FileStamp{.size = it->second.size(), .inode = m_versions.at(it->first)};
+    return FileStamp{.size = it->second.size(),
+                     .inode = m_versions.at(it->first),
+                     .mtime_ns = m_mtimes.at(it->first)};
 }
 
 CommandResult FakeSystem::answer(const Command& cmd) const {

@@ -26,6 +26,8 @@ public:
     /// (so fixtures/os/ubuntu-22.04/etc/os-release becomes /etc/os-release).
     void load_tree(const std::string& rel);
     void add_dir(const std::string& path);
+    /// Files get the fake clock's time when written; this back- or post-dates one.
+    void set_mtime(const std::string& path, std::chrono::system_clock::time_point when);
     void add_link(const std::string& path, const std::string& target);
     /// The result for an exact argv. Later calls replace earlier ones.
     void on_command(std::vector<std::string> argv, CommandResult result);
@@ -84,6 +86,7 @@ private:
     std::map<std::string, std::string> m_files;
     std::map<std::string, unsigned> m_modes;
     std::map<std::string, std::uint64_t> m_versions; ///< bumped on every write of a path
+    std::map<std::string, std::int64_t> m_mtimes;    ///< ns since the epoch, by the fake clock
     std::set<std::string> m_dirs;
     std::map<std::string, std::string> m_links;
     std::map<std::vector<std::string>, CommandResult> m_commands;
