@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/leftovers.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
 #include <set>
@@ -27,6 +28,7 @@ public:
           m_steps(make_steps()) {}
 
     ApplyResult go() {
+        clean_leftovers();
         start_journal();
         try {
             repair_interrupted();
@@ -67,6 +69,22 @@ public:
     }
 
 private:
+    /// A run killed inside write_file_atomic left "*.gpuprov-tmp-*" files; nothing else removes
+    /// them. Failing to is worth a line, not the run.
+    void clean_leftovers() {
+        try {
+            std::vector<std::string> extra;
+            if (m_profile.monitoring) {
+                extra.push_back(m_profile.monitoring->textfile_dir);
+            }
+            for (const auto& path : clean_leftover_temp_files(m_sys, extra)) {
+                m_rep.info("removed a half-written file left by an interrupted run: " + path);
+            }
+        } catch (const Error& e) {
+            m_rep.info(std::string("could not remove leftover temp files: ") + e.what());
+        }
+    }
+
     void start_journal() {
         m_journal = load_journal(m_sys).value_or(Journal{});
         m_journal.profile = m_opt.profile_arg;

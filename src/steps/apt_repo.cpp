@@ -1,5 +1,7 @@
 #include "apt_repo.hpp"
 
+#include <array>
+#include <cstring>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
@@ -30,7 +32,66 @@ std::string deb822_source(const ResolvedRepo& repo, const std::string& keyring,
                        profile_name, repo.url, keyring);
 }
 
+std::string apt_list_file_name(std::string_view uri) {
+    // apt's URItoFileName (apt-pkg/contrib/strutl.cc): the URI without its access method and
+    // credentials, QuoteString'd with this set of bad characters, then '/' → '_'.
+    if (const auto scheme = uri.find("://"); scheme != std::string_view::npos) {
+        uri.remove_prefix(scheme + 3);
+    }
+    const auto slash = uri.find('/');
+    if (const auto at = uri.substr(0, slash).rfind('@'); at != std::string_view::npos) {
+        uri.remove_prefix(at + 1);
+    }
+    static constexpr const char* kBad = "\\|{}[]<>\"^~_=!@#$%^&*";
+    std::string out;
+    for (const char c : uri) {
+        const auto u = static_cast<unsigned char>(c);
+        if (std::strchr(kBad, c) != nullptr || u <= 0x20 || u >= 0x7f) {
+            out += fmt::format("%{:02x}", u);
+        } else {
+            out += c == '/' ? '_' : c;
+        }
+    }
+    return out;
+}
+
 namespace {
+
+constexpr const char* kAptLists = "/var/lib/apt/lists/";
+
+/// InRelease's `Date:` as a sortable "YYYYMMDDhh:mm:ss" (RFC 2822, "Sat, 01 Jun 2024 12:00:00
+/// UTC"; apt writes UTC); empty when absent or unreadable.
+std::string release_date(std::string_view inrelease) {
+    const auto text = clearsigned_text(inrelease);
+    for (const auto& line : lines(text ? *text : std::string(inrelease))) {
+        if (!starts_with(line, "Date:")) {
+            continue;
+        }
+        std::vector<std::string> w;
+        for (auto& word : split(trim(std::string_view(line).substr(5)), ' ')) {
+            if (!word.empty()) {
+                w.push_back(std::move(word));
+            }
+        }
+        if (!w.empty() && w[0].back() == ',') {
+            w.erase(w.begin()); // the weekday
+        }
+        static constexpr std::array<const char*, 12> kMonths{
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+        if (w.size() < 4 || w[3].size() != 8) {
+            return {};
+        }
+        const auto day = parse_int(w[0]);
+        const auto year = parse_int(w[2]);
+        for (std::size_t m = 0; m < kMonths.size(); ++m) {
+            if (w[1] == kMonths[m] && day && year) {
+                return fmt::format("{:04}{:02}{:02}{}", *year, m + 1, *day, w[3]);
+            }
+        }
+        return {};
+    }
+    return {};
+}
 
 bool keyring_ok(const System& sys, const std::string& path, const std::string& fingerprint) {
     const auto data = sys.read_file(path);
@@ -60,9 +121,81 @@ bool apt_repo_in_place(const StepContext& ctx, const System& sys, const std::str
                         {files.source, deb822_source(resolved, files.keyring, ctx.profile.name)});
 }
 
+AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
+                              const std::string& repo_name) {
+    AptListsState st;
+    const auto spec = ctx.profile.repositories.find(repo_name);
+    if (spec == ctx.profile.repositories.end()) {
+        st.why = fmt::format("the profile defines no '{}' repository", repo_name);
+        return st;
+    }
+    const auto repo =
+        resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch, ctx.facts.pkg_arch);
+    // NVIDIA's repositories are flat (Suites: /): apt fetches URI + "InRelease" and
+    // URI + "Packages" and keeps each under its mangled URI.
+    const auto prefix = apt_list_file_name(repo.url);
+    st.inrelease = kAptLists + prefix + "InRelease";
+    const auto lists = sys.read_file(st.inrelease);
+    if (!lists) {
+        st.why = "apt has no index for this source yet (no " + st.inrelease + ")";
+        return st;
+    }
+    const auto packages = kAptLists + prefix + "Packages";
+    const auto entry = release_entry(*lists, "Packages");
+    const auto stamp = sys.stamp(packages);
+    if (!stamp) {
+        // With Acquire::GzipIndexes (Debian's container images) apt keeps it compressed.
+        bool compressed = false;
+        for (const auto& name : sys.list_dir(kAptLists)) {
+            compressed = compressed || starts_with(name, prefix + "Packages.");
+        }
+        if (!compressed) {
+            st.why =
+                "apt's lists have this source's InRelease but not its Packages (" + packages + ")";
+            return st;
+        }
+    } else if (entry && stamp->size != entry->size) {
+        st.why = fmt::format("apt's {} is {} bytes, its InRelease says {}", packages, stamp->size,
+                             entry->size);
+        return st;
+    }
+    const auto known = ctx.repos.known_inrelease(repo_name);
+    if (!known || *known == *lists) {
+        // Nothing newer is known without a download: apt's own verified copy stands.
+        st.current = true;
+        return st;
+    }
+    const auto have = release_date(*lists);
+    const auto want = release_date(*known);
+    if (!have.empty() && !want.empty() && have >= want) {
+        st.current = true; // apt already has a newer InRelease than gpuprov's copy
+        return st;
+    }
+    st.why =
+        have.empty() || want.empty()
+            ? fmt::format("apt's {} differs from the InRelease gpuprov verified", st.inrelease)
+            : fmt::format("apt's {} is older than the InRelease gpuprov verified", st.inrelease);
+    return st;
+}
+
 void check_apt_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
                     CheckResult& r) {
     if (apt_repo_in_place(ctx, sys, repo_name)) {
+        const auto lists = apt_lists_state(ctx, sys, repo_name);
+        if (lists.current) {
+            return;
+        }
+        // Key and source are right but apt never read them (a run killed before its
+        // `apt-get update`), or its lists are stale: the refresh alone makes it so.
+        if (r.status == StepStatus::satisfied) {
+            r.status = StepStatus::pending;
+        }
+        if (r.reason.empty()) {
+            r.reason = lists.why;
+        }
+        r.changes.push_back(command_change(
+            make_package_manager(ctx.facts)->refresh_source(apt_repo_files(repo_name).source),
+            "refresh this repository's index only: " + lists.why));
         return;
     }
     const auto& state = ctx.repos.repo(repo_name);
@@ -86,8 +219,28 @@ void check_apt_repo(const StepContext& ctx, const System& sys, const std::string
                        "refresh this repository's index only"));
 }
 
+namespace {
+
+/// apt-get update exits 0 even when a source's index failed to download ("W: Failed to fetch"),
+/// so the refresh is judged by apt's lists afterwards.
+void refresh_and_check(const StepContext& ctx, System& sys, const PackageManager& pm,
+                       const std::string& repo_name) {
+    run_checked(sys, pm.refresh_source(apt_repo_files(repo_name).source));
+    const auto lists = apt_lists_state(ctx, sys, repo_name);
+    if (!lists.current) {
+        throw HostError(fmt::format("repository '{}': apt-get update ran, but {} (a mirror in "
+                                    "mid-sync? run apply again later)",
+                                    repo_name, lists.why));
+    }
+}
+
+} // namespace
+
 void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo_name) {
     if (apt_repo_in_place(ctx, sys, repo_name)) {
+        if (!apt_lists_state(ctx, sys, repo_name).current) {
+            refresh_and_check(ctx, sys, *make_package_manager(ctx.facts), repo_name);
+        }
         return;
     }
     const auto& state = ctx.repos.repo(repo_name);
@@ -106,7 +259,7 @@ void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo
     write_managed(sys, key);
     try {
         write_managed(sys, source);
-        run_checked(sys, pm->refresh_source(files.source));
+        refresh_and_check(ctx, sys, *pm, repo_name);
     } catch (const Error&) {
         if (source_changed) {
             restore_managed(sys, files.source);

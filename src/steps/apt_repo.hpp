@@ -16,12 +16,34 @@ struct AptRepoFiles {
 [[nodiscard]] std::string deb822_source(const ResolvedRepo& repo, const std::string& keyring,
                                         const std::string& profile_name);
 
+/// apt's file name under /var/lib/apt/lists/ for a URI, as apt's URItoFileName makes it: scheme
+/// and credentials dropped, the characters apt quotes written as %xx, '/' turned into '_'
+/// ("https://h:8443/cuda/x86_64/InRelease" → "h:8443_cuda_x86%5f64_InRelease").
+[[nodiscard]] std::string apt_list_file_name(std::string_view uri);
+
+/// Whether apt's lists hold this source's index as gpuprov knows the repository: an InRelease
+/// at least as new (its Date) as the one gpuprov verified, or byte-identical when either has no
+/// Date, and the Packages file that InRelease lists. Reads files only: the reference InRelease
+/// comes from RepoProvider::known_inrelease, never from a download.
+struct AptListsState {
+    bool current = false;
+    std::string why;       ///< when not current: what is missing or stale, naming the file
+    std::string inrelease; ///< the lists file apt keeps this source's InRelease in
+};
+[[nodiscard]] AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
+                                            const std::string& repo_name);
+
 /// Adds the repository's changes to `r` (pending), or leaves `r` alone when key and source
-/// are in place, or blocks `r` when the key cannot be fetched or does not match.
+/// are in place and apt's lists hold the index (apt_lists_state), or plans the index refresh
+/// alone when only the lists are missing or stale (a run killed before `apt-get update`), or
+/// blocks `r` when the key cannot be fetched or does not match.
 void check_apt_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
                     CheckResult& r);
 /// Writes key then source, refreshes only that source's index; on any failure removes what it
-/// wrote, so a source never exists without its key. No-op when already in place.
+/// wrote, so a source never exists without its key. With key and source already in place it
+/// only refreshes, and only when apt's lists are not current. Throws when apt's lists still do
+/// not match after the refresh (a mirror serving an older InRelease), rather than leave a
+/// step that plans the same refresh forever. No-op when everything is in place.
 void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo_name);
 /// Whether key and source are in place.
 [[nodiscard]] bool apt_repo_in_place(const StepContext& ctx, const System& sys,

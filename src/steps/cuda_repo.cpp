@@ -34,13 +34,27 @@ public:
                                                    const System& sys) const override {
         const auto files = apt_repo_files("cuda");
         const bool ok = apt_repo_in_place(ctx, sys, "cuda");
-        return {CheckOutcome{.id = "cuda-repo.source",
+        std::vector<CheckOutcome> out{
+            CheckOutcome{.id = "cuda-repo.source",
+                         .step = "cuda-repo",
+                         .passed = ok,
+                         .command = files.keyring + ", " + files.source,
+                         .expected = "key with the pinned fingerprint and a Signed-By source",
+                         .found = ok ? "in place" : "missing or different",
+                         .fix = ok ? "" : "gpuprov apply PROFILE --only cuda-repo"}};
+        if (ok) {
+            // The files do nothing until apt has read them.
+            const auto lists = apt_lists_state(ctx, sys, "cuda");
+            out.push_back(
+                CheckOutcome{.id = "cuda-repo.index",
                              .step = "cuda-repo",
-                             .passed = ok,
-                             .command = files.keyring + ", " + files.source,
-                             .expected = "key with the pinned fingerprint and a Signed-By source",
-                             .found = ok ? "in place" : "missing or different",
-                             .fix = ok ? "" : "gpuprov apply PROFILE --only cuda-repo"}};
+                             .passed = lists.current,
+                             .command = lists.inrelease,
+                             .expected = "apt's lists hold this source's InRelease and Packages",
+                             .found = lists.current ? "current" : lists.why,
+                             .fix = lists.current ? "" : "gpuprov apply PROFILE --only cuda-repo"});
+        }
+        return out;
     }
 };
 

@@ -2,6 +2,7 @@
 // node_exporter's textfile collector.
 #include "packages_step.hpp"
 #include "steps.hpp"
+#include "unit_link.hpp"
 
 #include <fmt/format.h>
 
@@ -50,7 +51,15 @@ public:
                 r.status = StepStatus::pending;
             }
         }
-        require_unit(sys, kTimer, r, kTimerTarget);
+        // Enabled means the wants link points at the unit file just checked, not any link.
+        if (const auto problem = unit_link_problem(sys, kTimer, kTimerTarget); !problem.empty()) {
+            r.changes.push_back(Change{.kind = Change::Kind::service,
+                                       .target = kTimer,
+                                       .detail = "enable and start (" + problem + ")"});
+            if (r.status == StepStatus::satisfied) {
+                r.status = StepStatus::pending;
+            }
+        }
         return r;
     }
 
@@ -66,9 +75,7 @@ public:
         if (have_systemctl(sys)) {
             (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
         }
-        if (!unit_enabled(sys, kTimer, kTimerTarget)) {
-            enable_unit(sys, kTimer, true, kTimerTarget);
-        }
+        ensure_unit_enabled(sys, kTimer, true, kTimerTarget);
         return StepStatus::done;
     }
 
@@ -77,15 +84,16 @@ public:
         if (!ctx.profile.monitoring) {
             return {};
         }
-        const bool ok = unit_enabled(sys, kTimer, kTimerTarget);
-        return {CheckOutcome{.id = "monitoring.timer",
-                             .step = "monitoring",
-                             .passed = ok,
-                             .command =
-                                 "/etc/systemd/system/timers.target.wants/" + std::string(kTimer),
-                             .expected = "enabled",
-                             .found = ok ? "enabled" : "not enabled",
-                             .fix = ok ? "" : "gpuprov apply PROFILE --only monitoring"}};
+        const auto problem = unit_link_problem(sys, kTimer, kTimerTarget);
+        const bool ok = problem.empty();
+        return {CheckOutcome{
+            .id = "monitoring.timer",
+            .step = "monitoring",
+            .passed = ok,
+            .command = "/etc/systemd/system/timers.target.wants/" + std::string(kTimer),
+            .expected = "enabled (linked to /etc/systemd/system/" + std::string(kTimer) + ")",
+            .found = ok ? "enabled" : "not enabled: " + problem,
+            .fix = ok ? "" : "gpuprov apply PROFILE --only monitoring"}};
     }
 };
 

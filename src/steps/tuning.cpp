@@ -2,6 +2,7 @@
 // so it survives reboots (nvidia-smi -pm 1 does not).
 #include "packages_step.hpp"
 #include "steps.hpp"
+#include "unit_link.hpp"
 
 #include <gpuprov/checks.hpp>
 
@@ -34,7 +35,14 @@ public:
             return r;
         }
         require_file(sys, dropin(), r);
-        require_unit(sys, kUnit, r);
+        if (const auto problem = unit_link_problem(sys, kUnit); !problem.empty()) {
+            r.changes.push_back(Change{.kind = Change::Kind::service,
+                                       .target = kUnit,
+                                       .detail = "enable and start (" + problem + ")"});
+            if (r.status == StepStatus::satisfied) {
+                r.status = StepStatus::pending;
+            }
+        }
         return r;
     }
 
@@ -47,9 +55,7 @@ public:
         if (have_systemctl(sys)) {
             (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
         }
-        if (!unit_enabled(sys, kUnit)) {
-            enable_unit(sys, kUnit, true);
-        }
+        ensure_unit_enabled(sys, kUnit, true);
         return StepStatus::done;
     }
 

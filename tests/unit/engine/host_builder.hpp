@@ -143,6 +143,9 @@ public:
         sys.add_dir("/var/lib/dpkg/updates");
         sys.add_file("/usr/bin/systemctl", "");
         sys.add_file("/usr/sbin/update-initramfs", "");
+        // initramfs-tools' state for the installed kernel, and its image.
+        sys.add_file("/var/lib/initramfs-tools/" + kKernel, "");
+        sys.add_file("/boot/initrd.img-" + kKernel, "initrd before gpuprov\n");
         sys.set_disk({.total_bytes = 500ull << 30, .free_bytes = o.free_gib << 30});
         serve_repos();
         script_gpgv();
@@ -256,6 +259,22 @@ public:
         return out;
     }
 
+    /// What apt-get update leaves under /var/lib/apt/lists/ for one of the test repositories:
+    /// the InRelease and Packages the mirror serves, under apt's mangled names.
+    void write_apt_lists(const std::string& url) {
+        const auto dir = url == kCudaUrl ? std::string("engine/cuda/")
+                                         : std::string("engine/container-toolkit/");
+        const auto prefix = "/var/lib/apt/lists/" + apt_list_name(url);
+        sys.add_file(prefix + "InRelease", read_fixture(dir + "InRelease"));
+        sys.add_file(prefix + "Packages", read_fixture(dir + "Packages"));
+    }
+    /// apt's name for a test repository URL (https://mirror.test/a_b/ → mirror.test_a%5fb_).
+    static std::string apt_list_name(const std::string& url) {
+        auto s = url.substr(url.find("://") + 3);
+        s = replace_all(s, "_", "%5f");
+        return replace_all(s, "/", "_");
+    }
+
     void clear_records() {
         sys.commands_ran.clear();
         sys.queries.clear();
@@ -319,7 +338,7 @@ private:
     }
 
     void script_tools() {
-        sys.on_command_prefix({"apt-get", "update"}, [this](const Command&) {
+        sys.on_command_prefix({"apt-get", "update"}, [this](const Command& cmd) {
             if (fail_apt_update) {
                 return CommandResult{
                     .exit_code = 100,
@@ -327,6 +346,18 @@ private:
                            "InRelease  Could not resolve 'mirror.test'\n"
                            "E: Some index files failed to download. They have been ignored, or "
                            "old ones used instead.\n"};
+            }
+            // Like apt: the sources named by Dir::Etc::sourcelist land in the lists.
+            for (const auto& arg : cmd.argv) {
+                if (!arg.starts_with("Dir::Etc::sourcelist=")) {
+                    continue;
+                }
+                const auto source = sys.file(arg.substr(arg.find('=') + 1)).value_or("");
+                for (const auto& url : {kCudaUrl, kCtkUrl}) {
+                    if (contains(source, "URIs: " + url + "\n")) {
+                        write_apt_lists(url);
+                    }
+                }
             }
             return CommandResult{.out = "Get:1 " + kCudaUrl +
                                         " InRelease [1581 B]\n"
@@ -366,7 +397,8 @@ private:
                                      "install ok half-configured", "install ok installed"));
             return CommandResult{};
         });
-        sys.on_command_prefix({"update-initramfs", "-u"}, [](const Command&) {
+        sys.on_command_prefix({"update-initramfs", "-u"}, [this](const Command&) {
+            sys.add_file("/boot/initrd.img-" + kKernel, "initrd with modprobe.d\n");
             return CommandResult{.out = "update-initramfs: Generating /boot/initrd.img-" + kKernel +
                                         "\n"};
         });
@@ -617,6 +649,10 @@ inline void converge_config(TestHost& host) {
     sys.add_link("/etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service",
                  "/lib/systemd/system/nvidia-fabricmanager.service");
     sys.add_link("/etc/systemd/system/timers.target.wants/gpuprov-metrics.timer", kMetricsTimer);
+    // Effects, not only files: apt has read both sources, the initramfs postdates the blacklist.
+    host.write_apt_lists(kCudaUrl);
+    host.write_apt_lists(kCtkUrl);
+    sys.add_file("/boot/initrd.img-" + kKernel, "initrd with modprobe.d\n");
 }
 
 } // namespace gpuprov::enginetest

@@ -65,7 +65,7 @@ TEST_F(Apply, FreshHostConvergesWithOneTransactionAndOneRefreshPerRepository) {
         return std::find(ran.begin(), ran.end(), argv) - ran.begin();
     };
     EXPECT_LT(pos(refresh_argv(kCtkSourcePath)), pos(want));
-    EXPECT_LT(pos({"update-initramfs", "-u"}), pos(want));
+    EXPECT_LT(pos({"update-initramfs", "-u", "-k", "all"}), pos(want));
     EXPECT_LT(pos(want), pos({"apt-mark", "hold", "cuda-drivers-550"}));
 
     // What the configure parts wrote is exactly what the checks want.
@@ -206,7 +206,8 @@ TEST_F(Apply, OnlyRunsTheChosenSteps) {
     options.filter.only = {"nouveau"};
     const auto r = apply(host);
     EXPECT_EQ(r.status, StepStatus::done) << r.message;
-    EXPECT_EQ(host.sys.commands_ran, (std::vector<Strings>{{"update-initramfs", "-u"}}));
+    EXPECT_EQ(host.sys.commands_ran,
+              (std::vector<Strings>{{"update-initramfs", "-u", "-k", "all"}}));
     EXPECT_TRUE(host.sys.urls_fetched.empty());
 }
 
@@ -254,6 +255,15 @@ TEST_F(Apply, ResumeAfterRebootFinishesAndRemovesTheUnit) {
         const auto path = std::string("/") + name;
         ASSERT_TRUE(before.sys.file(path)) << path;
         after.sys.add_file(path, *before.sys.file(path));
+    }
+    // What apt and update-initramfs left on the disk, after the files gpuprov wrote.
+    for (const auto* dir : {"/var/lib/apt/lists", "/boot"}) {
+        for (const auto& name : before.sys.list_dir(dir)) {
+            const auto path = std::string(dir) + "/" + name;
+            if (const auto content = before.sys.file(path)) {
+                after.sys.add_file(path, *content);
+            }
+        }
     }
     after.sys.add_link("/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service",
                        kResumeUnit);

@@ -92,13 +92,14 @@ TEST_F(Steps, NouveauPendingWritesTheBlacklistAndRebuildsTheInitramfs) {
     const auto r = run.check("nouveau");
     EXPECT_EQ(r.status, StepStatus::pending);
     EXPECT_EQ(targets(r, Change::Kind::file), Strings{kBlacklistPath});
-    EXPECT_EQ(targets(r, Change::Kind::command), Strings{"update-initramfs -u"});
+    EXPECT_EQ(targets(r, Change::Kind::command), Strings{"update-initramfs -u -k all"});
     EXPECT_TRUE(r.installs.empty());
 }
 
 TEST_F(Steps, NouveauSatisfiedWhenBlacklistedEvenIfStillLoaded) {
     TestHost host({.nouveau_loaded = true});
     host.sys.add_file(kBlacklistPath, kBlacklist);
+    host.sys.add_file("/boot/initrd.img-" + kKernel, "regenerated after the blacklist\n");
     StepRunner run(host, profile);
     const auto r = run.check("nouveau");
     EXPECT_EQ(r.status, StepStatus::satisfied);
@@ -119,12 +120,16 @@ TEST_F(Steps, NouveauApplyWritesTheExactFileThenRunsUpdateInitramfs) {
     EXPECT_EQ(run.step("nouveau").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
               StepStatus::done);
     EXPECT_EQ(host.sys.file(kBlacklistPath), kBlacklist);
-    EXPECT_EQ(host.sys.commands_ran, (std::vector<Strings>{{"update-initramfs", "-u"}}));
+    EXPECT_EQ(host.sys.commands_ran,
+              (std::vector<Strings>{{"update-initramfs", "-u", "-k", "all"}}));
+    // The image now postdates the blacklist: a second check is satisfied.
+    EXPECT_EQ(run.check("nouveau").status, StepStatus::satisfied);
 }
 
 TEST_F(Steps, NouveauApplyUndoesTheBlacklistWhenTheInitramfsFails) {
     TestHost host;
-    host.sys.on_command({"update-initramfs", "-u"}, {.exit_code = 1, .err = "E: no space\n"});
+    host.sys.on_command({"update-initramfs", "-u", "-k", "all"},
+                        {.exit_code = 1, .err = "E: no space\n"});
     StepRunner run(host, profile);
     const auto planned = run.check("nouveau");
     EXPECT_THROW(run.step("nouveau").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
@@ -525,6 +530,7 @@ TEST_F(Steps, TuningPendingWithDropinAndService) {
 
 TEST_F(Steps, TuningSatisfiedAndSkipped) {
     TestHost host;
+    host.converge(); // the driver package ships the unit file the wants link points at
     converge_config(host);
     {
         StepRunner run(host, profile);
