@@ -3,6 +3,7 @@
 #include <functional>
 #include <gpuprov/journal.hpp>
 #include <gpuprov/step.hpp>
+#include <gpuprov/transaction.hpp>
 #include <memory>
 #include <optional>
 #include <set>
@@ -17,10 +18,19 @@ struct PlannedStep {
     CheckResult check;
 };
 
+/// One package transaction of the plan and the steps whose packages it carries.
+struct PlannedTransaction {
+    std::vector<std::string> steps;
+    PackageTransaction transaction;
+    std::string blocked; ///< why apply would refuse it (unowned removals, held packages, apt error)
+};
+
 struct Plan {
     std::string profile; ///< profile name
     std::string profile_source;
     std::vector<PlannedStep> steps; ///< every step, in the design's order
+    /// The package transactions apply runs, as apt resolves them (resolve_transactions).
+    std::vector<PlannedTransaction> transactions;
     [[nodiscard]] bool blocked() const;
     [[nodiscard]] bool changes_pending() const;
 };
@@ -37,6 +47,25 @@ void validate_step_ids(const std::set<std::string>& ids);
 [[nodiscard]] Plan build_plan(const StepContext& ctx, const System& sys,
                               const std::vector<std::unique_ptr<Step>>& steps,
                               const StepFilter& filter);
+
+struct TransactionPolicy {
+    bool allow_remove = false;
+    /// Empty: simulate against the system's own apt configuration (apply, once the sources are
+    /// in place). Otherwise a private directory for apt's view with gpuprov's verified indexes.
+    std::string scratch_dir;
+    std::string cache_dir; ///< the repository cache the verified indexes are in
+};
+
+/// Which steps share one package transaction in apply: preflight's (kernel headers) alone, then
+/// every other runnable step's up to the first blocked one. Indexes into plan.steps.
+[[nodiscard]] std::vector<std::vector<std::size_t>> package_groups(const Plan& plan);
+
+/// Asks the package manager what each group's transaction would do and fills
+/// plan.transactions: every install, upgrade, downgrade and removal, removals of packages the
+/// profile does not own marked (blocked unless allow_remove), held packages apt would move
+/// that no step releases (blocked), the driver closure marked for holding.
+void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
+                          const TransactionPolicy& policy);
 
 /// Live repository indexes for a profile: fetched on first use into `cache_dir`.
 class LiveRepoProvider final : public RepoProvider {
@@ -60,6 +89,7 @@ enum class RebootPolicy { never, if_needed };
 struct ApplyOptions {
     StepFilter filter;
     RebootPolicy reboot = RebootPolicy::never;
+    bool allow_remove = false; ///< apt may remove packages the profile does not own
     std::string profile_arg; ///< as given on the command line (for the resume unit)
     std::string gpuprov_path = "/usr/local/bin/gpuprov"; ///< for the resume unit's ExecStart
     std::chrono::seconds lock_wait{600};

@@ -31,6 +31,8 @@ public:
                            unsigned mode) override;
     void remove_file(const std::filesystem::path&) override;
     void make_dirs(const std::filesystem::path&) override;
+    void make_symlink(const std::filesystem::path& target,
+                      const std::filesystem::path& link) override;
     std::unique_ptr<FileLock> try_lock(const std::filesystem::path&) override;
     void sleep(std::chrono::milliseconds) const override;
 

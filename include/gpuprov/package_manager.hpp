@@ -4,21 +4,47 @@
 #include <gpuprov/facts.hpp>
 #include <gpuprov/step.hpp>
 #include <gpuprov/system.hpp>
+#include <gpuprov/transaction.hpp>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace gpuprov {
 
+/// A repository offered to the simulation from gpuprov's verified cache, so that plan resolves
+/// a fresh host (whose apt lists do not hold NVIDIA's repositories yet) exactly as apt will.
+struct SimulatedRepo {
+    std::string url;             ///< as the .sources file will name it
+    std::string replaces_source; ///< the system source file it stands for, left out of the view
+    std::string source_text;     ///< the deb822 stanza to use instead
+    std::string inrelease_file;  ///< verified copies in gpuprov's cache
+    std::string packages_file;
+};
+
+struct SimulationRequest {
+    std::vector<PackagePin> installs;
+    std::vector<std::string> removals;
+    /// Empty: simulate against the system's own sources and lists (apply, after the sources
+    /// are in place). Otherwise a private directory for the view of `repos` (plan).
+    std::string scratch_dir;
+    std::vector<SimulatedRepo> repos;
+};
+
 class PackageManager {
 public:
     virtual ~PackageManager() = default;
     [[nodiscard]] virtual std::string_view name() const = 0;
     /// One transaction installing exactly these versions.
-    [[nodiscard]] virtual Command install(const std::vector<PackagePin>& pins) const = 0;
+    [[nodiscard]] virtual Command install(const std::vector<PackagePin>& pins,
+                                          const std::vector<std::string>& removals = {}) const = 0;
+    /// What the package manager itself would do for `req`, without changing anything (apt's
+    /// simulation, unprivileged). `error` is set when it refuses.
+    [[nodiscard]] virtual PackageTransaction simulate(System& sys,
+                                                      const SimulationRequest& req) const = 0;
     /// Refreshes the index of one source file only (never the whole system's sources).
     [[nodiscard]] virtual Command refresh_source(const std::string& source_file) const = 0;
     [[nodiscard]] virtual Command hold(const std::vector<std::string>& packages) const = 0;
+    [[nodiscard]] virtual Command unhold(const std::vector<std::string>& packages) const = 0;
     /// Finishes an interrupted transaction (`dpkg --configure -a`).
     [[nodiscard]] virtual Command repair() const = 0;
     /// Whether a previous transaction was interrupted (dpkg left journal entries behind).
@@ -30,7 +56,18 @@ public:
                                                                std::string_view package) const = 0;
     /// Whether a package is held (apt-mark hold / dpkg selection "hold").
     [[nodiscard]] virtual bool held(const System& sys, std::string_view package) const = 0;
+    /// Names an installed package depends on (Depends, Pre-Depends; every alternative), with
+    /// virtual names resolved to the installed packages that provide them.
+    [[nodiscard]] virtual std::vector<std::string> installed_depends(const System& sys,
+                                                                     std::string_view package) const = 0;
+    /// Every installed package's name.
+    [[nodiscard]] virtual std::vector<std::string> installed_names(const System& sys) const = 0;
 };
+
+/// The file-name prefix apt gives a repository's lists under /var/lib/apt/lists/ (apt-pkg's
+/// URItoFileName): "https://127.0.0.1:8443/cuda/x86_64/" → "127.0.0.1:8443_cuda_x86%5f64_";
+/// append "InRelease" or "Packages".
+[[nodiscard]] std::string apt_list_name(std::string_view uri);
 
 /// apt for the debian family; nullptr for anything else.
 [[nodiscard]] std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts);

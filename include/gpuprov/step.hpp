@@ -40,6 +40,10 @@ struct CheckResult {
     std::string reason;               ///< why pending/blocked/skipped, in one line
     std::vector<Change> changes;      ///< what apply would do
     std::vector<PackagePin> installs; ///< packages apply needs; the engine may batch these
+    std::vector<std::string> removals; ///< packages this step removes in that transaction
+    std::vector<std::string> unholds;  ///< held packages this step releases before it
+    /// Hold the driver closure of `installs` at the versions the transaction installs.
+    bool hold_installs = false;
 };
 
 /// A profile repository with its package index, loaded on first use.

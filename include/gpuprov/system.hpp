@@ -113,6 +113,10 @@ public:
     /// Removes a file; a missing file is not an error. Throws HostError on failure.
     virtual void remove_file(const std::filesystem::path&) = 0;
     virtual void make_dirs(const std::filesystem::path&) = 0;
+    /// Makes `link` a symbolic link to `target`, replacing a link or file already there. Used
+    /// for gpuprov's private scratch trees (apt's simulation view), never for host config.
+    virtual void make_symlink(const std::filesystem::path& target,
+                              const std::filesystem::path& link) = 0;
     /// Takes an exclusive flock on `path` (created if missing) without waiting; nullptr when
     /// another process holds it.
     virtual std::unique_ptr<FileLock> try_lock(const std::filesystem::path&) = 0;

@@ -48,5 +48,5 @@ namespace gpuprov::cli {
 StepFilter make_filter(const std::string& only, const std::string& skip);
 /// Prints the plan; returns the plan command's exit code.
 int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode);
+              bool json, bool detailed_exitcode, bool allow_remove = false);
 } // namespace gpuprov::cli

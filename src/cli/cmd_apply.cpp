@@ -65,6 +65,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
     static std::string only;
     static std::string skip;
     static std::string reboot = "never";
+    static bool allow_remove = false;
     cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")->required();
     cmd->add_flag("-y,--yes", yes, "do not ask for confirmation (needed when not on a terminal)");
     cmd->add_flag("--dry-run", dry_run, "show the plan and change nothing (same as plan)");
@@ -76,10 +77,12 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
         ->check(CLI::IsMember({"never", "if-needed"}))
         ->capture_default_str();
     cmd->add_flag("--json", json, "print the run's result as one JSON document");
+    cmd->add_flag("--allow-remove", allow_remove,
+                  "let apt remove packages the profile does not own (the plan lists them)");
     cmd->callback([&opts, &exit_code] {
         const auto filter = make_filter(only, skip);
         if (dry_run) {
-            exit_code = show_plan(opts, profile_arg, filter, json, false);
+            exit_code = show_plan(opts, profile_arg, filter, json, false, allow_remove);
             return;
         }
         auto& sys = host_system(opts);
@@ -93,7 +96,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             if (!sys.interactive()) {
                 throw UsageError("not on a terminal: pass --yes to apply without confirmation");
             }
-            if (show_plan(opts, profile_arg, filter, false, false) == kExitFailed) {
+            if (show_plan(opts, profile_arg, filter, false, false, allow_remove) == kExitFailed) {
                 exit_code = kExitFailed;
                 return;
             }
@@ -106,6 +109,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
         ApplyOptions options{.filter = filter,
                              .reboot = reboot == "if-needed" ? RebootPolicy::if_needed
                                                              : RebootPolicy::never,
+                             .allow_remove = allow_remove,
                              .profile_arg = canonical_profile_arg(profile_arg),
                              .gpuprov_path = self_path()};
         ConsoleReporter reporter(opts.color(), json);

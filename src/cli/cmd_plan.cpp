@@ -23,14 +23,19 @@ StepFilter make_filter(const std::string& only, const std::string& skip) {
 }
 
 int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode) {
+              bool json, bool detailed_exitcode, bool allow_remove) {
     auto& sys = host_system(opts);
     const auto& matrix = Matrix::builtin();
     const auto profile = load_profile(profile_arg, matrix);
     const auto facts = detect_facts(sys, matrix);
-    LiveRepoProvider repos(sys, profile, facts, default_repo_cache_dir(sys));
+    const auto cache_dir = default_repo_cache_dir(sys);
+    LiveRepoProvider repos(sys, profile, facts, cache_dir);
     const StepContext ctx{profile, facts, matrix, repos};
-    const auto plan = build_plan(ctx, sys, make_steps(), filter);
+    auto plan = build_plan(ctx, sys, make_steps(), filter);
+    resolve_transactions(sys, ctx, plan,
+                         {.allow_remove = allow_remove,
+                          .scratch_dir = cache_dir + "/apt-view",
+                          .cache_dir = cache_dir});
     if (json) {
         std::cout << plan_to_json(plan, facts).dump(2) << "\n";
     } else {
@@ -51,14 +56,18 @@ void add_plan_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) 
     static bool detailed = false;
     static std::string only;
     static std::string skip;
+    static bool allow_remove = false;
     cmd->add_option("PROFILE", profile, "built-in name (cv-train, nlp-infer, sci-sim) or YAML file")
         ->required();
     cmd->add_flag("--json", json, "one JSON document on stdout");
     cmd->add_flag("--detailed-exitcode", detailed, "exit 2 when changes are pending, 0 when none");
     cmd->add_option("--only", only, "only these step ids (comma-separated)");
     cmd->add_option("--skip", skip, "skip these step ids (comma-separated)");
+    cmd->add_flag("--allow-remove", allow_remove,
+                  "plan as `apply --allow-remove` would: removals of packages the profile does "
+                  "not own do not block");
     cmd->callback([&opts, &exit_code] {
-        exit_code = show_plan(opts, profile, make_filter(only, skip), json, detailed);
+        exit_code = show_plan(opts, profile, make_filter(only, skip), json, detailed, allow_remove);
     });
 }
 

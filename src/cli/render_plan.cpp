@@ -81,6 +81,24 @@ std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool colo
             }
         }
     }
+    for (const auto& pt : plan.transactions) {
+        out += fmt::format("\nPackage transaction for {} ({} change{}; resolved by apt itself):\n",
+                           join(pt.steps, ", "), pt.transaction.actions.size(),
+                           pt.transaction.actions.size() == 1 ? "" : "s");
+        for (const auto& a : pt.transaction.actions) {
+            out += "  " + describe(a);
+            if (a.hold) {
+                out += "  (held)";
+            }
+            if (a.kind == PackageAction::Kind::remove && !a.owned) {
+                out += " (not owned by the profile; needs --allow-remove)";
+            }
+            out += "\n";
+        }
+        if (!pt.blocked.empty()) {
+            out += fmt::format("  {}: {}\n", status_word(StepStatus::blocked, color), pt.blocked);
+        }
+    }
     std::vector<std::string> parts;
     for (const auto& [status, count] : counts) {
         parts.push_back(fmt::format("{} {}", count, to_string(status)));
@@ -114,10 +132,46 @@ nlohmann::json plan_to_json(const Plan& plan, const HostFacts& facts) {
                          {"installs", installs}});
         ++summary[std::string(to_string(s.check.status))];
     }
+    json transactions = json::array();
+    for (const auto& pt : plan.transactions) {
+        json t = {{"steps", pt.steps},
+                  {"install", json::array()},
+                  {"upgrade", json::array()},
+                  {"downgrade", json::array()},
+                  {"reinstall", json::array()},
+                  {"remove", json::array()},
+                  {"simulated_with", pt.transaction.simulated_with},
+                  {"blocked", pt.blocked}};
+        for (const auto& a : pt.transaction.actions) {
+            json entry = {{"name", a.name}};
+            switch (a.kind) {
+            case PackageAction::Kind::install:
+                entry["version"] = a.to;
+                break;
+            case PackageAction::Kind::remove:
+                entry["version"] = a.from;
+                entry["owned"] = a.owned;
+                break;
+            default:
+                entry["from"] = a.from;
+                entry["to"] = a.to;
+            }
+            if (a.kind != PackageAction::Kind::remove) {
+                entry["hold"] = a.hold;
+            }
+            t[std::string(to_string(a.kind))].push_back(std::move(entry));
+        }
+        transactions.push_back(std::move(t));
+    }
+    // The main transaction (the last; a kernel-headers one may come first) also at
+    // "transaction", for scripts.
+    json main = transactions.empty() ? json(nullptr) : transactions.back();
     return {{"profile", plan.profile},
             {"profile_source", plan.profile_source},
             {"host", facts_to_json(facts)},
             {"steps", steps},
+            {"transactions", transactions},
+            {"transaction", main},
             {"blocked", plan.blocked()},
             {"changes_pending", plan.changes_pending()},
             {"summary", summary}};

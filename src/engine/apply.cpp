@@ -6,6 +6,7 @@
 #include <gpuprov/leftovers.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
+#include <algorithm>
 #include <set>
 
 namespace gpuprov {
@@ -38,7 +39,24 @@ public:
             finish();
             return m_result;
         }
-        const auto plan = build_plan(m_ctx, m_sys, m_steps, m_opt.filter);
+        auto plan = build_plan(m_ctx, m_sys, m_steps, m_opt.filter);
+        const auto cache_dir = default_repo_cache_dir(m_sys);
+        resolve_transactions(m_sys, m_ctx, plan,
+                             {.allow_remove = m_opt.allow_remove,
+                              .scratch_dir = cache_dir + "/apt-view",
+                              .cache_dir = cache_dir});
+        m_planned = plan.transactions;
+        for (const auto& pt : plan.transactions) {
+            if (!pt.blocked.empty()) {
+                // Refused before anything changes: the reviewed transaction cannot be run.
+                for (const auto& id : pt.steps) {
+                    record(id, StepStatus::blocked, pt.blocked, {});
+                }
+                fail(pt.blocked);
+                finish();
+                return m_result;
+            }
+        }
         std::size_t i = 0;
         while (i < plan.steps.size() && m_result.status == StepStatus::done) {
             const auto& ps = plan.steps[i];
@@ -172,13 +190,45 @@ private:
             return;
         }
         current = active.front();
+        // apt, now that the sources are in place, must resolve what the plan showed; then the
+        // transaction runs with every version and removal spelled out, so apt has no choice.
+        const PlannedTransaction* planned = nullptr;
+        for (const auto& pt : m_planned) {
+            for (const auto k : active) {
+                if (std::find(pt.steps.begin(), pt.steps.end(), plan.steps[k].id) !=
+                    pt.steps.end()) {
+                    planned = &pt;
+                }
+            }
+        }
+        if (planned == nullptr) {
+            throw Error("internal: no planned package transaction for this group");
+        }
+        std::vector<std::string> removals;
+        for (const auto k : active) {
+            const auto& r = plan.steps[k].check.removals;
+            removals.insert(removals.end(), r.begin(), r.end());
+        }
+        const auto now = m_pm->simulate(m_sys, {.installs = pins, .removals = removals});
+        if (!now.error.empty()) {
+            throw HostError(now.error);
+        }
+        const auto diff = transaction_diff(planned->transaction.actions, now.actions);
+        if (!diff.empty()) {
+            throw HostError(fmt::format(
+                "apt would now do something else than the plan showed; nothing was installed. "
+                "Differences (+ now, - planned):\n  {}\nRun `gpuprov plan` again and review.",
+                join(diff, "\n  ")));
+        }
+        const auto exact = planned->transaction.exact_installs();
         std::vector<std::string> specs;
-        for (const auto& p : pins) {
+        for (const auto& p : exact) {
             specs.push_back(p.spec());
         }
         m_rep.info(fmt::format("installing in one transaction: {}", join(specs, " ")));
         wait_lock();
-        run_checked(m_sys, m_pm->install(pins));
+        run_checked(m_sys, m_pm->install(exact, planned->transaction.exact_removals()));
+        m_installed = exact;
         ++m_result.apt_transactions;
         m_facts = detect_facts(m_sys, m_matrix);
     }
@@ -191,10 +241,29 @@ private:
         return n;
     }
 
-    static std::map<std::string, std::string> versions(const CheckResult& check) {
+    // A step's packages and everything the transaction installed for them (their dependency
+    // closure among the installed packages): what a later branch change may remove as its own.
+    [[nodiscard]] std::map<std::string, std::string> versions(const CheckResult& check) const {
+        std::map<std::string, std::string> installed;
+        for (const auto& p : m_installed) {
+            installed[p.name] = p.version;
+        }
+        std::vector<std::string> roots;
         std::map<std::string, std::string> out;
         for (const auto& p : check.installs) {
             out[p.name] = p.version;
+            roots.push_back(p.name);
+        }
+        if (!m_pm || installed.empty()) {
+            return out;
+        }
+        const auto closure = dependency_closure(
+            roots, [&](const std::string& n) { return m_pm->installed_depends(m_sys, n); },
+            [&](std::string_view n) { return installed.count(std::string(n)) != 0; });
+        for (const auto& name : closure) {
+            if (const auto it = installed.find(name); it != installed.end()) {
+                out[name] = it->second;
+            }
         }
         return out;
     }
@@ -279,6 +348,8 @@ private:
     std::vector<std::unique_ptr<Step>> m_steps;
     Journal m_journal;
     ApplyResult m_result;
+    std::vector<PlannedTransaction> m_planned;
+    std::vector<PackagePin> m_installed; ///< every package the transaction installed
     int m_refreshes = 0;
 };
 

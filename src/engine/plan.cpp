@@ -8,7 +8,9 @@ namespace gpuprov {
 
 bool Plan::blocked() const {
     return std::any_of(steps.begin(), steps.end(),
-                       [](const auto& s) { return s.check.status == StepStatus::blocked; });
+                       [](const auto& s) { return s.check.status == StepStatus::blocked; }) ||
+           std::any_of(transactions.begin(), transactions.end(),
+                       [](const auto& t) { return !t.blocked.empty(); });
 }
 
 bool Plan::changes_pending() const {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fmt/format.h>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/package_manager.hpp>
@@ -10,13 +11,17 @@ namespace gpuprov {
 namespace {
 
 constexpr const char* kDpkgStatus = "/var/lib/dpkg/status";
+constexpr const char* kAptLists = "/var/lib/apt/lists";
+constexpr const char* kSourceParts = "/etc/apt/sources.list.d";
 
 // dpkg's status database is read directly: it is the source of truth apt itself reads, and a
 // no-op run must not start apt or dpkg at all.
 struct DpkgEntry {
     std::string version;
-    std::string want;  ///< install | hold | deinstall | purge
-    std::string state; ///< installed | half-configured | unpacked | ...
+    std::string want;    ///< install | hold | deinstall | purge
+    std::string state;   ///< installed | half-configured | unpacked | ...
+    std::string depends; ///< Depends and Pre-Depends, joined with ", "
+    std::string provides;
 };
 
 using DpkgDb = std::map<std::string, DpkgEntry, std::less<>>;
@@ -46,6 +51,11 @@ DpkgDb parse_dpkg_db(std::string_view status) {
             name = std::string(trim(line.substr(9)));
         } else if (starts_with(line, "Version: ")) {
             entry.version = std::string(trim(line.substr(9)));
+        } else if (starts_with(line, "Depends: ") || starts_with(line, "Pre-Depends: ")) {
+            const auto value = trim(line.substr(line.find(':') + 1));
+            entry.depends += entry.depends.empty() ? std::string(value) : ", " + std::string(value);
+        } else if (starts_with(line, "Provides: ")) {
+            entry.provides = std::string(trim(line.substr(10)));
         } else if (starts_with(line, "Status: ")) {
             const auto words = split(trim(line.substr(8)), ' ');
             if (words.size() == 3) {
@@ -91,16 +101,49 @@ class Apt final : public PackageManager {
 public:
     [[nodiscard]] std::string_view name() const override { return "apt"; }
 
-    [[nodiscard]] Command install(const std::vector<PackagePin>& pins) const override {
+    [[nodiscard]] Command install(const std::vector<PackagePin>& pins,
+                                  const std::vector<std::string>& removals) const override {
         std::vector<std::string> argv{"apt-get", "install",
                                       "--yes",   "--allow-downgrades",
                                       "-o",      "DPkg::Lock::Timeout=600",
                                       "-o",      "Dpkg::Options::=--force-confdef",
                                       "-o",      "Dpkg::Options::=--force-confold"};
-        for (const auto& p : pins) {
-            argv.push_back(p.spec());
-        }
+        append_targets(argv, pins, removals);
         return {.argv = argv, .timeout = 3600s, .env = noninteractive()};
+    }
+
+    [[nodiscard]] PackageTransaction simulate(System& sys,
+                                              const SimulationRequest& req) const override {
+        PackageTransaction t;
+        t.requested = req.installs;
+        t.removals = req.removals;
+        // The same targets as install(), so the simulation is of the command apply runs. Held
+        // packages may change here: which of them gpuprov is allowed to move is decided by the
+        // caller from the result, and the real install runs after the unhold.
+        std::vector<std::string> argv{"apt-get",
+                                      "install",
+                                      "--simulate",
+                                      "--allow-downgrades",
+                                      "--allow-change-held-packages",
+                                      "-o",
+                                      "APT::Get::Show-Versions=1",
+                                      "-o",
+                                      "Debug::NoLocking=1"};
+        if (!req.scratch_dir.empty()) {
+            const auto view = make_view(sys, req);
+            argv.insert(argv.end(), view.begin(), view.end());
+        }
+        append_targets(argv, req.installs, req.removals);
+        t.simulated_with = display_argv(argv);
+        const auto r = sys.query({.argv = argv, .timeout = 300s, .env = noninteractive()});
+        if (!r.ok()) {
+            t.error = fmt::format("apt could not resolve the transaction (`{}` exit {}): {}",
+                                  t.simulated_with, r.exit_code,
+                                  tail_lines(r.err.empty() ? r.out : r.err, 12));
+            return t;
+        }
+        t.actions = parse_apt_simulation(r.out);
+        return t;
     }
 
     [[nodiscard]] Command refresh_source(const std::string& source_file) const override {
@@ -115,6 +158,12 @@ public:
 
     [[nodiscard]] Command hold(const std::vector<std::string>& packages) const override {
         std::vector<std::string> argv{"apt-mark", "hold"};
+        argv.insert(argv.end(), packages.begin(), packages.end());
+        return {.argv = argv, .timeout = 120s};
+    }
+
+    [[nodiscard]] Command unhold(const std::vector<std::string>& packages) const override {
+        std::vector<std::string> argv{"apt-mark", "unhold"};
         argv.insert(argv.end(), packages.begin(), packages.end());
         return {.argv = argv, .timeout = 120s};
     }
@@ -161,13 +210,131 @@ public:
         return e && e->want == "hold";
     }
 
+    [[nodiscard]] std::vector<std::string>
+    installed_depends(const System& sys, std::string_view package) const override {
+        const auto& db = dpkg_db(sys);
+        const auto it = db.find(package);
+        if (it == db.end() || it->second.state != "installed") {
+            return {};
+        }
+        std::vector<std::string> out;
+        for (const auto& name : dependency_names(it->second.depends)) {
+            const auto dep = db.find(name);
+            if (dep != db.end() && dep->second.state == "installed") {
+                out.push_back(name);
+                continue;
+            }
+            // A virtual name: whichever installed package provides it.
+            for (const auto& [other, e] : db) {
+                if (e.state == "installed" && !e.provides.empty()) {
+                    const auto provided = dependency_names(e.provides);
+                    if (std::find(provided.begin(), provided.end(), name) != provided.end()) {
+                        out.push_back(other);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    [[nodiscard]] std::vector<std::string> installed_names(const System& sys) const override {
+        std::vector<std::string> out;
+        for (const auto& [name, e] : dpkg_db(sys)) {
+            if (e.state == "installed") {
+                out.push_back(name);
+            }
+        }
+        return out;
+    }
+
 private:
+    static void append_targets(std::vector<std::string>& argv, const std::vector<PackagePin>& pins,
+                               const std::vector<std::string>& removals) {
+        for (const auto& p : pins) {
+            argv.push_back(p.spec());
+        }
+        for (const auto& name : removals) {
+            argv.push_back(name + "-"); // apt-get install's "remove this one" suffix
+        }
+    }
+
+    // A private view of apt's configuration: the system's sources and lists as they are, with
+    // gpuprov's repositories from its verified cache in place of (or beside) the system's copy.
+    // Only links and small files under scratch_dir are written; apt reads the rest in place.
+    static std::vector<std::string> make_view(System& sys, const SimulationRequest& req) {
+        const auto dir = req.scratch_dir;
+        const auto lists = dir + "/lists";
+        const auto parts = dir + "/sources.list.d";
+        const auto cache = dir + "/cache";
+        for (const auto& d : {lists, parts, cache}) {
+            sys.make_dirs(d);
+            for (const auto& old : sys.list_dir(d)) {
+                sys.remove_file(d + "/" + old);
+            }
+        }
+        for (const auto& name : sys.list_dir(kAptLists)) {
+            const auto path = std::string(kAptLists) + "/" + name;
+            if (name != "lock" && name != "partial" && !sys.is_dir(path)) {
+                sys.make_symlink(path, lists + "/" + name);
+            }
+        }
+        for (const auto& name : sys.list_dir(kSourceParts)) {
+            const auto path = std::string(kSourceParts) + "/" + name;
+            const bool replaced =
+                std::any_of(req.repos.begin(), req.repos.end(),
+                            [&](const auto& r) { return r.replaces_source == path; });
+            if (!replaced && (ends_with(name, ".list") || ends_with(name, ".sources"))) {
+                sys.make_symlink(path, parts + "/" + name);
+            }
+        }
+        for (std::size_t i = 0; i < req.repos.size(); ++i) {
+            const auto& r = req.repos[i];
+            sys.write_file_atomic(fmt::format("{}/gpuprov-sim-{}.sources", parts, i), r.source_text,
+                                  0644);
+            const auto base = lists + "/" + apt_list_name(r.url);
+            sys.make_symlink(r.inrelease_file, base + "InRelease");
+            sys.make_symlink(r.packages_file, base + "Packages");
+        }
+        return {"-o", "Dir::Etc::sourceparts=" + parts,
+                "-o", "Dir::State::Lists=" + lists,
+                "-o", "Dir::Cache=" + cache,
+                "-o", "Dir::Cache::pkgcache=",
+                "-o", "Dir::Cache::srcpkgcache="};
+    }
+
+    static bool ends_with(std::string_view s, std::string_view suffix) {
+        return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+    }
+
     static std::map<std::string, std::string> noninteractive() {
         return {{"DEBIAN_FRONTEND", "noninteractive"}, {"NEEDRESTART_MODE", "a"}};
     }
 };
 
 } // namespace
+
+std::string apt_list_name(std::string_view uri) {
+    // strutl.cc URItoFileName: drop the scheme and any user:password@, %-quote the characters
+    // below (and controls, space, bytes >= 0x7f) as lower-case hex, then '/' becomes '_'.
+    if (const auto scheme = uri.find("://"); scheme != std::string_view::npos) {
+        uri.remove_prefix(scheme + 3);
+    }
+    const auto slash = uri.find('/');
+    if (const auto at = uri.substr(0, slash).rfind('@'); at != std::string_view::npos) {
+        uri.remove_prefix(at + 1);
+    }
+    static constexpr std::string_view kQuoted = "\\|{}[]<>\"^~_=!@#$%^&*";
+    std::string out;
+    for (const char ch : uri) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c <= 0x20 || c >= 0x7f || kQuoted.find(ch) != std::string_view::npos) {
+            out += fmt::format("%{:02x}", c);
+        } else {
+            out += ch == '/' ? '_' : ch;
+        }
+    }
+    return out;
+}
 
 std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts) {
     if (facts.os.family == "debian") {

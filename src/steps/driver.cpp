@@ -3,9 +3,12 @@
 #include "common.hpp"
 #include "steps.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/transaction.hpp>
 
 namespace gpuprov::steps {
 
@@ -39,33 +42,103 @@ std::vector<std::string> all_packages(const DriverPackages& p) {
     return all;
 }
 
-std::vector<std::string> kernel_packages(const HostFacts& facts) {
-    return {"linux-image-" + facts.kernel, "linux-headers-" + facts.kernel};
+/// Installed packages of the driver's closure: the top-level packages and every driver package
+/// they pull in (nvidia-driver-<b>, libnvidia-*, ...). Holding only the meta package would let
+/// apt move the rest, since NVIDIA's cuda-drivers-<b> depends with `>=`.
+std::vector<std::string> installed_closure(const System& sys, const PackageManager& pm,
+                                           const std::vector<std::string>& roots) {
+    std::vector<std::string> installed_roots;
+    for (const auto& r : roots) {
+        if (pm.installed(sys, r)) {
+            installed_roots.push_back(r);
+        }
+    }
+    return dependency_closure(
+        installed_roots, [&](const std::string& n) { return pm.installed_depends(sys, n); },
+        [](std::string_view n) { return is_driver_package(n); });
+}
+
+/// Kernel packages `hold_kernel` holds: the metapackages that bring new ABI kernels
+/// (linux-image-amd64, linux-headers-amd64, linux-generic, linux-image-aws, ...), and the
+/// running kernel's own image and headers. An ABI-versioned name (linux-image-6.1.0-28-amd64) is
+/// never upgraded in place, so holding it alone stops nothing.
+std::vector<std::string> kernel_packages(const HostFacts& facts, const System& sys,
+                                         const PackageManager& pm) {
+    const auto names = pm.installed_names(sys);
+    const auto installed = [&](const std::string& n) {
+        return std::binary_search(names.begin(), names.end(), n);
+    };
+    std::vector<std::string> out;
+    for (const auto& n : names) {
+        for (const std::string_view kind : {"linux-image-", "linux-headers-"}) {
+            if (starts_with(n, kind) && n.size() > kind.size() &&
+                std::isdigit(static_cast<unsigned char>(n[kind.size()])) == 0) {
+                out.push_back(n);
+                // Ubuntu's top metapackage of that flavour: linux-generic, linux-aws, ...
+                if (const auto top = "linux-" + n.substr(kind.size()); installed(top)) {
+                    out.push_back(top);
+                }
+            }
+        }
+    }
+    for (const auto& n : {"linux-image-" + facts.kernel, "linux-headers-" + facts.kernel}) {
+        if (installed(n)) {
+            out.push_back(n);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+std::vector<std::string> unheld(const System& sys, const PackageManager& pm,
+                                const std::vector<std::string>& pkgs) {
+    std::vector<std::string> out;
+    for (const auto& p : pkgs) {
+        if (!pm.held(sys, p)) {
+            out.push_back(p);
+        }
+    }
+    return out;
 }
 
 /// The driver packages `hold: true` still has to hold.
 std::vector<std::string> driver_unheld(const DriverSpec& d, const System& sys,
                                        const PackageManager& pm,
                                        const std::vector<std::string>& pkgs) {
-    std::vector<std::string> out;
-    if (d.hold) {
-        for (const auto& p : pkgs) {
-            if (!pm.held(sys, p)) {
-                out.push_back(p);
-            }
-        }
-    }
-    return out;
+    return d.hold ? unheld(sys, pm, installed_closure(sys, pm, pkgs)) : std::vector<std::string>{};
 }
 
-/// The running kernel's installed packages `hold_kernel: true` still has to hold.
+/// The kernel packages `hold_kernel: true` still has to hold.
 std::vector<std::string> kernel_unheld(const DriverSpec& d, const HostFacts& facts,
                                        const System& sys, const PackageManager& pm) {
+    return d.hold_kernel ? unheld(sys, pm, kernel_packages(facts, sys, pm))
+                         : std::vector<std::string>{};
+}
+
+/// "535" from cuda-drivers-535 or nvidia-driver-535-open.
+std::string branch_of(const std::string& root) {
+    const auto start = root.find_first_of("0123456789");
+    if (start == std::string::npos) {
+        return root;
+    }
+    return root.substr(start, root.find_first_not_of("0123456789", start) - start);
+}
+
+/// Top-level driver packages of another branch: cuda-drivers-<n>, nvidia-driver-<n>[-open|-server].
+std::vector<std::string> other_branch_roots(const System& sys, const PackageManager& pm,
+                                            const std::string& branch) {
     std::vector<std::string> out;
-    if (d.hold_kernel) {
-        for (const auto& p : kernel_packages(facts)) {
-            if (pm.installed(sys, p) && !pm.held(sys, p)) {
-                out.push_back(p);
+    for (const auto& n : pm.installed_names(sys)) {
+        for (const std::string_view prefix : {"cuda-drivers-", "nvidia-driver-"}) {
+            if (!starts_with(n, prefix)) {
+                continue;
+            }
+            const auto rest = n.substr(prefix.size());
+            const auto digits = rest.find_first_not_of("0123456789");
+            const auto b = rest.substr(0, digits);
+            if (!b.empty() && b != branch && (digits == std::string::npos || rest[digits] == '-')) {
+                out.push_back(n);
             }
         }
     }
@@ -120,6 +193,8 @@ public:
                 pins.push_back({name, ""});
             }
             plan_installs(r, sys, *pm, pins);
+            r.hold_installs = d.hold;
+            plan_branch_change(sys, *pm, d.branch, r);
             if (ctx.facts.nouveau_loaded) {
                 r.changes.push_back(note("nouveau is loaded: the driver loads after a reboot"));
             }
@@ -132,9 +207,13 @@ public:
         return r;
     }
 
-    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
+    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult& planned,
                      ApplyPhase phase) override {
-        if (phase != ApplyPhase::configure) {
+        if (phase == ApplyPhase::prepare) {
+            // A branch change: the old closure is released so the transaction may replace it.
+            if (!planned.unholds.empty()) {
+                run_checked(sys, make_package_manager(ctx.facts)->unhold(planned.unholds));
+            }
             return StepStatus::done;
         }
         const auto& d = *ctx.profile.driver;
@@ -147,8 +226,12 @@ public:
             if (ctx.facts.nouveau_loaded || sys.exists("/sys/module/nouveau")) {
                 return StepStatus::reboot_required;
             }
-            // Without nouveau in the way the module usually loads on demand; try once.
-            (void)sys.run({.argv = {"modprobe", "nvidia"}, .timeout = 120s});
+            // Without nouveau in the way the module usually loads on demand; try once, and keep
+            // what modprobe said: it is the evidence when a reboot does not help either.
+            const auto probe = sys.run({.argv = {"modprobe", "nvidia"}, .timeout = 120s});
+            m_modprobe = probe.ok() ? std::string()
+                                    : fmt::format("modprobe nvidia (exit {}): {}", probe.exit_code,
+                                                  std::string(trim(tail_lines(probe.err, 6))));
             if (!module_loaded(sys, d.branch)) {
                 return StepStatus::reboot_required;
             }
@@ -168,7 +251,70 @@ public:
         return check_driver({ctx.profile, ctx.facts, ctx.matrix}, sys);
     }
 
+    [[nodiscard]] std::string reboot_evidence(const StepContext& ctx,
+                                              const System& sys) const override {
+        if (!ctx.profile.driver) {
+            return {};
+        }
+        std::vector<std::string> parts{ctx.facts.nouveau_loaded
+                                           ? "nouveau is loaded"
+                                           : std::string("no NVIDIA module of branch ") +
+                                                 ctx.profile.driver->branch + " is loaded"};
+        if (!m_modprobe.empty()) {
+            parts.push_back(m_modprobe);
+        }
+        if (sys.exists("/usr/sbin/dkms") || sys.exists("/usr/bin/dkms")) {
+            const auto dkms = sys.query({.argv = {"dkms", "status"}, .timeout = 30s});
+            parts.push_back(fmt::format("dkms status: {}",
+                                        std::string(trim(tail_lines(dkms.out + dkms.err, 6)))));
+        }
+        if (ctx.facts.secure_boot && *ctx.facts.secure_boot) {
+            parts.push_back("Secure Boot is on: an unsigned DKMS module is rejected (enrol the "
+                            "DKMS MOK key: mokutil --import /var/lib/dkms/mok.pub)");
+        }
+        return join(parts, "; ");
+    }
+
 private:
+    std::string m_modprobe; ///< modprobe's stderr from the last failed load
+
+    static void plan_branch_change(const System& sys, const PackageManager& pm,
+                                   const std::string& branch, CheckResult& r) {
+        // Another branch that gpuprov installed itself is replaced as a planned change: unhold
+        // its closure, remove its branch-named packages in the same transaction. One installed
+        // by someone else is left to apt: its removal then shows as not owned (--allow-remove).
+        const auto owned = gpuprov_installed_packages(sys);
+        std::vector<std::string> roots;
+        for (const auto& n : other_branch_roots(sys, pm, branch)) {
+            if (owned.count(n) != 0) {
+                roots.push_back(n);
+            }
+        }
+        if (roots.empty()) {
+            return;
+        }
+        for (const auto& n : installed_closure(sys, pm, roots)) {
+            if (pm.held(sys, n)) {
+                r.unholds.push_back(n);
+            }
+            // Names that carry the old branch go; shared names (nvidia-kernel-common without a
+            // branch) are upgraded by the transaction itself.
+            if (owned.count(n) != 0 &&
+                std::any_of(roots.begin(), roots.end(), [&](const auto& root) {
+                    return n.find("-" + branch_of(root)) != std::string::npos;
+                })) {
+                r.removals.push_back(n);
+            }
+        }
+        if (!r.unholds.empty()) {
+            r.changes.insert(r.changes.begin(),
+                             command_change(pm.unhold(r.unholds),
+                                            "release the old branch so apt can replace it"));
+        }
+        r.changes.push_back(note(
+            fmt::format("driver branch change to {}: removes {}", branch, join(r.removals, ", "))));
+    }
+
     static bool module_loaded(const System& sys, const std::string& branch) {
         const auto text = sys.read_file("/proc/driver/nvidia/version");
         if (!text) {

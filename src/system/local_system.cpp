@@ -241,6 +241,18 @@ void LocalSystem::make_dirs(const fs::path& path) {
     }
 }
 
+void LocalSystem::make_symlink(const fs::path& target, const fs::path& link) {
+    // The target is kept as given: it names a path as the host sees it, which is also what the
+    // process reading the link (apt, run on the host) sees.
+    const auto where = resolve(link);
+    if (::unlink(where.c_str()) != 0 && errno != ENOENT) {
+        fail("cannot replace", where);
+    }
+    if (::symlink(target.c_str(), where.c_str()) != 0) {
+        fail("cannot create symlink", where);
+    }
+}
+
 std::unique_ptr<FileLock> LocalSystem::try_lock(const fs::path& path) {
     const auto target = resolve(path);
     std::error_code ec;

@@ -262,6 +262,11 @@ void FakeSystem::make_dirs(const fs::path& path) {
     add_dir(path.string());
 }
 
+void FakeSystem::make_symlink(const fs::path& target, const fs::path& link) {
+    m_files.erase(norm(link));
+    add_link(link.string(), target.string());
+}
+
 std::unique_ptr<FileLock> FakeSystem::try_lock(const fs::path& path) {
     if (m_held_locks.count(norm(path)) != 0) {
         return nullptr;

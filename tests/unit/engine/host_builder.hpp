@@ -89,6 +89,8 @@ inline std::string dpkg_paragraph(const std::string& name, const std::string& ve
 class TestHost {
 public:
     FakeSystem sys;
+    /// Every `apt-get install --simulate` argv, in order.
+    std::vector<std::vector<std::string>> simulations;
     /// Every `name=version` apt-get install was asked for, in order.
     std::vector<std::string> installed_specs;
     bool fail_apt_update = false;
@@ -377,6 +379,37 @@ private:
                 package_files(name, version);
             }
             return CommandResult{};
+        });
+        // apt's simulation, as far as unit tests need it: exactly the pins asked for (real apt's
+        // dependency resolution is proven in the e2e suite); registered later, so it wins over
+        // the install handler for `apt-get install --simulate`.
+        sys.on_command_prefix({"apt-get", "install", "--simulate"}, [this](const Command& cmd) {
+            simulations.push_back(cmd.argv);
+            std::string out = "Reading package lists...\n";
+            for (std::size_t i = 3; i < cmd.argv.size(); ++i) {
+                const auto& arg = cmd.argv[i];
+                if (arg.starts_with("-") || arg.find("::") != std::string::npos) {
+                    continue; // options and their -o values
+                }
+                const auto eq = arg.find('=');
+                if (eq == std::string::npos) {
+                    if (arg.ends_with("-")) {
+                        const auto name = arg.substr(0, arg.size() - 1);
+                        out += "Remv " + name + " [" +
+                               package_field(name, "Version").value_or("") + "]\n";
+                    }
+                    continue;
+                }
+                const auto name = arg.substr(0, eq);
+                const auto version = arg.substr(eq + 1);
+                const auto now = package_field(name, "Version");
+                if (now == version) {
+                    continue;
+                }
+                out += "Inst " + name + (now ? " [" + *now + "]" : "") + " (" + version +
+                       " fake [amd64])\n";
+            }
+            return CommandResult{.out = out};
         });
         sys.on_command_prefix({"apt-mark", "hold"}, [this](const Command& cmd) {
             std::string out;

@@ -172,6 +172,7 @@ TEST_F(Apply, InterruptedDpkgIsFinishedFirst) {
 TEST_F(Apply, HalfConfiguredPackageIsFinishedFirst) {
     TestHost host;
     host.set_package("libnccl2", "2.21.5-1+cuda12.4", "install ok half-configured");
+    host.package_files("libnccl2", "2.21.5-1+cuda12.4"); // unpacked: its files are there
     const auto r = apply(host);
     EXPECT_EQ(r.status, StepStatus::done) << r.message;
     ASSERT_FALSE(host.sys.commands_ran.empty());

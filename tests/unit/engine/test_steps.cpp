@@ -217,7 +217,10 @@ TEST_F(Steps, DriverPinsTheBranchFromTheIndexAndHoldsIt) {
     EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
     // Newest 550.x, not the newer cuda-drivers meta package of branch 560.
     EXPECT_EQ(specs(r.installs), Strings{"cuda-drivers-550=550.127.08-1"});
-    EXPECT_EQ(targets(r, Change::Kind::command), Strings{"apt-mark hold cuda-drivers-550"});
+    // Not installed yet: the hold covers the closure the transaction installs (the engine marks
+    // it from apt's resolution), not a name list guessed here.
+    EXPECT_TRUE(r.hold_installs);
+    EXPECT_EQ(targets(r, Change::Kind::command), Strings{});
 }
 
 TEST_F(Steps, DriverSatisfiedWhenInstalledHeldAndLoaded) {

@@ -1,0 +1,190 @@
+// The plan's package section: apt itself resolves each transaction apply will run, so the plan
+// shows every package it installs, upgrades, downgrades or removes, with versions.
+#include "../steps/apt_repo.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <gpuprov/engine.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/journal.hpp>
+#include <gpuprov/package_manager.hpp>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov {
+
+namespace {
+
+bool runs(StepStatus s) {
+    return s == StepStatus::pending || s == StepStatus::reboot_required;
+}
+
+bool has_packages(const CheckResult& c) {
+    return !c.installs.empty() || !c.removals.empty();
+}
+
+template <class T> bool contains(const std::vector<T>& v, const T& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+struct GroupRequest {
+    SimulationRequest req;
+    std::vector<std::string> unholds;
+    std::vector<std::string> hold_roots;
+    std::vector<std::string> steps;
+};
+
+GroupRequest group_request(const Plan& plan, const std::vector<std::size_t>& group) {
+    GroupRequest g;
+    for (const auto k : group) {
+        const auto& c = plan.steps[k].check;
+        g.steps.push_back(plan.steps[k].id);
+        for (const auto& pin : c.installs) {
+            const bool seen = std::any_of(g.req.installs.begin(), g.req.installs.end(),
+                                          [&](const auto& p) { return p.name == pin.name; });
+            if (!seen) {
+                g.req.installs.push_back(pin);
+            }
+            if (c.hold_installs) {
+                g.hold_roots.push_back(pin.name);
+            }
+        }
+        for (const auto& r : c.removals) {
+            if (!contains(g.req.removals, r)) {
+                g.req.removals.push_back(r);
+            }
+        }
+        g.unholds.insert(g.unholds.end(), c.unholds.begin(), c.unholds.end());
+    }
+    return g;
+}
+
+// Every profile repository whose verified index gpuprov holds, offered to apt's private view.
+std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const std::string& cache_dir) {
+    std::vector<SimulatedRepo> out;
+    for (const auto& [name, spec] : ctx.profile.repositories) {
+        const auto& state = ctx.repos.repo(name);
+        if (!state.index) {
+            continue;
+        }
+        const auto dir = cache_dir + "/" + repo_cache_subdir(state.repo);
+        out.push_back(SimulatedRepo{
+            .url = state.repo.url,
+            .replaces_source = steps::apt_repo_files(name).source,
+            .source_text = fmt::format("Types: deb\nURIs: {}\nSuites: /\nSigned-By: {}/key.gpg\n",
+                                       state.repo.url, dir),
+            .inrelease_file = dir + "/InRelease",
+            .packages_file = dir + "/Packages"});
+    }
+    return out;
+}
+
+// Depends of `name` at the version the transaction installs (from the repository index), or of
+// the installed package when the transaction does not touch it.
+std::vector<std::string> depends_in(const StepContext& ctx, const System& sys,
+                                    const PackageManager& pm, const PackageTransaction& t,
+                                    const std::string& name) {
+    for (const auto& a : t.actions) {
+        if (a.name != name || a.kind == PackageAction::Kind::remove) {
+            continue;
+        }
+        for (const auto& [repo, spec] : ctx.profile.repositories) {
+            const auto& state = ctx.repos.repo(repo);
+            if (!state.index) {
+                continue;
+            }
+            for (const auto* rec : state.index->versions(name)) {
+                if (rec->version == a.to) {
+                    return dependency_names(rec->depends);
+                }
+            }
+        }
+        return {};
+    }
+    return pm.installed_depends(sys, name);
+}
+
+std::string blocked_reason(const PackageTransaction& t, const TransactionPolicy& policy,
+                           const std::vector<std::string>& moved_holds) {
+    if (!t.error.empty()) {
+        return t.error;
+    }
+    if (!moved_holds.empty()) {
+        return fmt::format("apt would change held package{} {}, which no step of the profile "
+                           "releases; unhold {} yourself (apt-mark unhold) if that is intended",
+                           moved_holds.size() == 1 ? "" : "s", join(moved_holds, ", "),
+                           moved_holds.size() == 1 ? "it" : "them");
+    }
+    const auto unowned = t.unowned_removals();
+    if (!unowned.empty() && !policy.allow_remove) {
+        std::vector<std::string> names;
+        for (const auto* a : unowned) {
+            names.push_back(a->name + " " + a->from);
+        }
+        return fmt::format("apt would remove package{} the profile does not own: {}; review "
+                           "and pass --allow-remove to allow it",
+                           names.size() == 1 ? "" : "s", join(names, ", "));
+    }
+    return {};
+}
+
+} // namespace
+
+std::vector<std::vector<std::size_t>> package_groups(const Plan& plan) {
+    std::vector<std::size_t> first;
+    std::vector<std::size_t> rest;
+    for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+        const auto& s = plan.steps[k];
+        if (s.check.status == StepStatus::blocked) {
+            break; // apply stops here
+        }
+        if (!runs(s.check.status) || !has_packages(s.check)) {
+            continue;
+        }
+        (s.id == "preflight" ? first : rest).push_back(k);
+    }
+    std::vector<std::vector<std::size_t>> out;
+    for (auto* g : {&first, &rest}) {
+        if (!g->empty()) {
+            out.push_back(std::move(*g));
+        }
+    }
+    return out;
+}
+
+void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
+                          const TransactionPolicy& policy) {
+    plan.transactions.clear();
+    const auto pm = make_package_manager(ctx.facts);
+    if (!pm) {
+        return;
+    }
+    const auto owned = gpuprov_installed_packages(sys);
+    for (const auto& group : package_groups(plan)) {
+        auto g = group_request(plan, group);
+        if (!policy.scratch_dir.empty()) {
+            g.req.scratch_dir = policy.scratch_dir;
+            g.req.repos = simulated_repos(ctx, policy.cache_dir);
+        }
+        PlannedTransaction pt{.steps = g.steps, .transaction = pm->simulate(sys, g.req)};
+        auto& t = pt.transaction;
+        const auto hold = dependency_closure(
+            g.hold_roots,
+            [&](const std::string& name) { return depends_in(ctx, sys, *pm, t, name); },
+            [](std::string_view name) { return is_driver_package(name); });
+        std::vector<std::string> moved_holds;
+        for (auto& a : t.actions) {
+            if (a.kind == PackageAction::Kind::remove) {
+                a.owned = owned.count(a.name) != 0 || contains(g.req.removals, a.name);
+            } else {
+                a.hold = contains(hold, a.name);
+            }
+            if (pm->held(sys, a.name) && !contains(g.unholds, a.name)) {
+                moved_holds.push_back(a.name);
+            }
+        }
+        pt.blocked = blocked_reason(t, policy, moved_holds);
+        plan.transactions.push_back(std::move(pt));
+    }
+}
+
+} // namespace gpuprov
