@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/json_text.hpp>
 #include <gpuprov/matrix.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,16 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             return;
         }
         auto& sys = host_system(opts);
+        if (!opts.root.empty() && std::filesystem::path(opts.root) != "/" &&
+            std::filesystem::weakly_canonical(opts.root) != "/") {
+            // --root only redirects file reads; apt, dpkg, systemctl and update-initramfs
+            // would still act on the live host, so a run "against DIR" would change this one.
+            throw UsageError(fmt::format(
+                "apply --root {} is refused: gpuprov reads files under --root but runs its "
+                "commands (apt, dpkg, systemctl, update-initramfs) on this host; use `plan "
+                "--root` to inspect an image, or run gpuprov inside it (chroot)",
+                opts.root));
+        }
         if (sys.effective_uid() != 0) {
             throw HostError("apply changes the system and must run as root (try: sudo gpuprov "
                             "apply ...); `gpuprov plan` shows the changes without root");
@@ -119,12 +130,11 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             for (const auto& [id, status] : result.steps) {
                 steps.push_back({{"id", id}, {"status", to_string(status)}});
             }
-            std::cout << nlohmann::json{{"result", to_string(result.status)},
-                                        {"message", result.message},
-                                        {"apt_transactions", result.apt_transactions},
-                                        {"index_refreshes", result.index_refreshes},
-                                        {"steps", steps}}
-                             .dump(2)
+            std::cout << json_text(nlohmann::json{{"result", to_string(result.status)},
+                                                  {"message", result.message},
+                                                  {"apt_transactions", result.apt_transactions},
+                                                  {"index_refreshes", result.index_refreshes},
+                                                  {"steps", steps}})
                       << "\n";
         }
         switch (result.status) {

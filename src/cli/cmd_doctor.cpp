@@ -1,3 +1,4 @@
+#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
@@ -93,7 +94,7 @@ void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         const auto facts = detect_facts(sys, matrix);
         const auto findings = diagnose(sys, facts, options);
         if (json) {
-            std::cout << to_json(findings).dump(2) << "\n";
+            std::cout << json_text(to_json(findings)) << "\n";
         } else {
             print_human(findings, opts.color());
         }

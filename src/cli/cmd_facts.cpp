@@ -1,3 +1,4 @@
+#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
@@ -67,7 +68,7 @@ void add_facts_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
     cmd->callback([&opts, &exit_code] {
         const auto facts = detect_facts(host_system(opts), Matrix::builtin());
         if (json) {
-            std::cout << facts_to_json(facts).dump(2) << "\n";
+            std::cout << json_text(facts_to_json(facts)) << "\n";
         } else {
             print_human(facts);
         }

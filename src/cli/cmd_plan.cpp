@@ -1,3 +1,4 @@
+#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 #include "render.hpp"
 
@@ -37,7 +38,7 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
                           .scratch_dir = cache_dir + "/apt-view",
                           .cache_dir = cache_dir});
     if (json) {
-        std::cout << plan_to_json(plan, facts).dump(2) << "\n";
+        std::cout << json_text(plan_to_json(plan, facts)) << "\n";
     } else {
         std::cout << render_plan_text(plan, facts, opts.color());
     }

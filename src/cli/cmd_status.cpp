@@ -1,3 +1,4 @@
+#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
@@ -43,7 +44,7 @@ void add_status_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
             nlohmann::json doc = {{"recorded", journal.has_value()}};
             doc["journal"] = journal ? nlohmann::json::parse(journal_to_json_text(*journal))
                                      : nlohmann::json(nullptr);
-            std::cout << doc.dump(2) << "\n";
+            std::cout << json_text(doc) << "\n";
         } else if (!journal) {
             std::cout << fmt::format("no runs recorded ({} does not exist)\n", kJournalPath);
         } else {

@@ -1,3 +1,4 @@
+#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
@@ -133,7 +134,7 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
             sys.write_file_atomic(junit, junit_xml(profile.name, checks), 0644);
         }
         if (json) {
-            std::cout << to_json(profile.name, checks).dump(2) << "\n";
+            std::cout << json_text(to_json(profile.name, checks)) << "\n";
         } else {
             print_human(checks, opts.color());
         }

@@ -88,6 +88,13 @@ int main(int argc, char** argv) {
     } catch (const gpuprov::Error& e) {
         std::cerr << "error: " << e.describe() << "\n";
         return kExitFailed;
+    } catch (const std::exception& e) {
+        // Nothing aborts: whatever escaped still ends as one clean error line and exit 1.
+        std::cerr << "error: internal: " << e.what() << "\n";
+        return kExitFailed;
+    } catch (...) {
+        std::cerr << "error: internal: unknown exception\n";
+        return kExitFailed;
     }
     return exit_code;
 }

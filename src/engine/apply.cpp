@@ -1,12 +1,12 @@
 #include "resume.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/leftovers.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
-#include <algorithm>
 #include <set>
 
 namespace gpuprov {
@@ -31,6 +31,18 @@ public:
     ApplyResult go() {
         clean_leftovers();
         start_journal();
+        try {
+            return go_journaled();
+        } catch (const std::exception& e) {
+            // Whatever escaped a step (a parser, the filesystem, memory) still ends the run
+            // with a final journal entry instead of leaving it "running".
+            fail(fmt::format("internal error: {}", e.what()));
+            finish();
+            return m_result;
+        }
+    }
+
+    ApplyResult go_journaled() {
         try {
             repair_interrupted();
         } catch (Error& e) {
@@ -171,9 +183,30 @@ private:
             }
         } catch (Error& e) {
             e.add_context(fmt::format("while applying step '{}'", plan.steps[current].id));
-            record(plan.steps[current].id, StepStatus::failed, e.describe(), {});
-            fail(e.describe());
+            fail_group(plan, active, current, e.describe());
+        } catch (const std::exception& e) {
+            fail_group(plan, active, current,
+                       fmt::format("internal error while applying step '{}': {}",
+                                   plan.steps[current].id, e.what()));
         }
+    }
+
+    // A failure inside a batch: the step that failed and every later step of the batch (its
+    // packages were in the same transaction, or it never ran) get their own entry.
+    void fail_group(const Plan& plan, const std::vector<std::size_t>& active, std::size_t current,
+                    const std::string& message) {
+        bool reached = false;
+        for (const auto k : active) {
+            reached = reached || k == current;
+            if (reached) {
+                record(plan.steps[k].id, StepStatus::failed,
+                       k == current ? message
+                                    : fmt::format("not run: step '{}' of the same batch failed: {}",
+                                                  plan.steps[current].id, message),
+                       {});
+            }
+        }
+        fail(message);
     }
 
     void install(const Plan& plan, const std::vector<std::size_t>& active, std::size_t& current) {

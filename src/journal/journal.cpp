@@ -1,3 +1,4 @@
+#include <gpuprov/json_text.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
@@ -51,7 +52,7 @@ std::string journal_to_json_text(const Journal& j) {
                       {"reboot_pending", j.reboot_pending},
                       {"runs", j.runs},
                       {"steps", steps}};
-    return doc.dump(2) + "\n";
+    return json_text(doc) + "\n";
 }
 
 Journal journal_from_json_text(std::string_view text) {
