@@ -1,6 +1,9 @@
 #include "cli_common.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <gpuprov/error.hpp>
 #include <gpuprov/local_system.hpp>
 #include <unistd.h>
 
@@ -11,6 +14,11 @@ bool GlobalOptions::color() const {
 }
 
 System& host_system(const GlobalOptions& opts) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(opts.root, ec)) {
+        // A typo must not silently inspect an empty view of nothing.
+        throw UsageError(fmt::format("--root {}: no such directory", opts.root));
+    }
     static LocalSystem sys(opts.root);
     return sys;
 }
