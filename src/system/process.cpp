@@ -32,19 +32,76 @@ struct Pipe {
     }
 };
 
+// What root's children get: sudo's secure_path, so a PATH (or LD_PRELOAD, BASH_ENV, ...)
+// from whoever started gpuprov never decides which apt or dpkg runs as root.
+constexpr const char* kRootPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Variables a root child keeps: locale and terminal (for messages and progress), time zone,
+// and the proxy settings apt and curl honour on networks that need them.
+bool allowed_for_root(const std::string& name) {
+    static const char* const kAllowed[] = {
+        "LANG",        "LANGUAGE",         "TERM",       "TZ",          "NO_COLOR", "http_proxy",
+        "https_proxy", "no_proxy",         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ftp_proxy",
+        "all_proxy",   "SOURCE_DATE_EPOCH"};
+    if (name.rfind("LC_", 0) == 0) {
+        return true;
+    }
+    for (const char* a : kAllowed) {
+        if (name == a) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool as_root() {
+    return ::geteuid() == 0;
+}
+
 std::vector<std::string> build_env(const Command& cmd) {
     std::vector<std::string> env;
+    const bool root = as_root();
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
         std::string entry(*e);
         const auto name = entry.substr(0, entry.find('='));
-        if (cmd.env.count(name) == 0) {
+        if (cmd.env.count(name) == 0 && (!root || allowed_for_root(name))) {
             env.push_back(std::move(entry));
         }
+    }
+    if (root && cmd.env.count("PATH") == 0) {
+        env.push_back(std::string("PATH=") + kRootPath);
     }
     for (const auto& [k, v] : cmd.env) {
         env.push_back(k + "=" + v);
     }
     return env;
+}
+
+// argv[0] looked up in the PATH the child gets (posix_spawnp would use the caller's).
+std::string executable_for(const std::string& name, const std::vector<std::string>& env) {
+    if (name.find('/') != std::string::npos) {
+        return name;
+    }
+    std::string path;
+    for (const auto& e : env) {
+        if (e.rfind("PATH=", 0) == 0) {
+            path = e.substr(5);
+        }
+    }
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        auto end = path.find(':', start);
+        if (end == std::string::npos) {
+            end = path.size();
+        }
+        const auto dir = path.substr(start, end - start);
+        const auto candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) {
+            return candidate;
+        }
+        start = end + 1;
+    }
+    return name; // not found: posix_spawn reports ENOENT, which the caller turns into not_found
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
@@ -85,18 +142,25 @@ CommandResult run_process(const Command& cmd) {
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     // Own process group, so a timeout kills the command and everything it started.
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    // Children start with every signal at its default disposition: gpuprov ignores SIGPIPE
+    // for itself, and apt, dpkg and maintainer scripts must not inherit that.
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
     posix_spawnattr_setpgroup(&attr, 0);
     sigset_t empty;
     sigemptyset(&empty);
     posix_spawnattr_setsigmask(&attr, &empty);
+    sigset_t all;
+    sigfillset(&all);
+    posix_spawnattr_setsigdefault(&attr, &all);
 
     auto argv_copy = cmd.argv;
     auto argv = c_strings(argv_copy);
     auto env_strings = build_env(cmd);
     auto envp = c_strings(env_strings);
+    const auto exe = executable_for(cmd.argv[0], env_strings);
     pid_t pid = 0;
-    const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+    const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {
@@ -119,7 +183,20 @@ CommandResult run_process(const Command& cmd) {
     const auto deadline = std::chrono::steady_clock::now() + cmd.timeout;
     ::signal(SIGPIPE, SIG_IGN);
     char buf[65536];
+    // The deadline is the child's, not the pipes': a daemon it started may keep them open
+    // after it exits (reported as soon as it exits), and a child may close them and run on
+    // (still killed at the deadline).
+    int status = 0;
+    bool reaped = false;
+    auto grace_end = std::chrono::steady_clock::time_point::max();
     while (out.fd[0] >= 0 || err.fd[0] >= 0) {
+        if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) {
+            reaped = true;
+            grace_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        }
+        if (reaped && std::chrono::steady_clock::now() >= grace_end) {
+            break; // what the child wrote is read; the daemon's output is not ours
+        }
         pollfd fds[3];
         int n = 0;
         int idx_out = -1;
@@ -145,7 +222,7 @@ CommandResult run_process(const Command& cmd) {
             break;
         }
         const int ready = ::poll(fds, static_cast<nfds_t>(n),
-                                 static_cast<int>(std::min<long long>(left.count(), 1000)));
+                                 static_cast<int>(std::min<long long>(left.count(), 100)));
         if (ready < 0 && errno != EINTR) {
             break;
         }
@@ -172,8 +249,19 @@ CommandResult run_process(const Command& cmd) {
         }
     }
     in.close_end(1);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    while (!reaped) {
+        const auto got = ::waitpid(pid, &status, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR)) {
+            break;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            result.timed_out = true;
+            ::kill(-pid, SIGKILL);
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            break;
+        }
+        ::usleep(10000);
     }
     if (WIFEXITED(status)) {
         result.exit_code = WEXITSTATUS(status);
