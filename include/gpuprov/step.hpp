@@ -8,6 +8,7 @@
 #include <gpuprov/system.hpp>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,9 @@ struct StepContext {
     const Matrix& matrix;
     const RepoProvider& repos;
     std::string gpuprov_path = "/usr/local/bin/gpuprov"; ///< for units that run gpuprov
+    /// Steps this run leaves out (--only/--skip, steps.skip): the final verify does not judge
+    /// what they would have installed.
+    std::set<std::string> skipped_steps;
 };
 
 /// The two halves of apply around the engine's batched package transaction.

@@ -52,6 +52,11 @@ public:
             return m_result;
         }
         auto plan = build_plan(m_ctx, m_sys, m_steps, m_opt.filter);
+        for (const auto& ps : plan.steps) {
+            if (ps.check.status == StepStatus::skipped) {
+                m_ctx.skipped_steps.insert(ps.id);
+            }
+        }
         const auto cache_dir = default_repo_cache_dir(m_sys);
         resolve_transactions(m_sys, m_ctx, plan,
                              {.allow_remove = m_opt.allow_remove,

@@ -164,3 +164,18 @@ TEST_F(Transaction, JournalOwnsTheClosureTheTransactionInstalled) {
 }
 
 } // namespace
+
+namespace {
+
+// apply --skip cudnn: the final verify does not fail for the cuDNN the run was told to leave.
+TEST_F(Transaction, SkippedStepsChecksDoNotFailTheFinalVerify) {
+    TestHost host;
+    options.filter.skip = {"cudnn"};
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    for (const auto& spec : host.installed_specs) {
+        EXPECT_EQ(spec.find("cudnn"), std::string::npos) << spec;
+    }
+}
+
+} // namespace
