@@ -32,29 +32,6 @@ std::string deb822_source(const ResolvedRepo& repo, const std::string& keyring,
                        profile_name, repo.url, keyring);
 }
 
-std::string apt_list_file_name(std::string_view uri) {
-    // apt's URItoFileName (apt-pkg/contrib/strutl.cc): the URI without its access method and
-    // credentials, QuoteString'd with this set of bad characters, then '/' → '_'.
-    if (const auto scheme = uri.find("://"); scheme != std::string_view::npos) {
-        uri.remove_prefix(scheme + 3);
-    }
-    const auto slash = uri.find('/');
-    if (const auto at = uri.substr(0, slash).rfind('@'); at != std::string_view::npos) {
-        uri.remove_prefix(at + 1);
-    }
-    static constexpr const char* kBad = "\\|{}[]<>\"^~_=!@#$%^&*";
-    std::string out;
-    for (const char c : uri) {
-        const auto u = static_cast<unsigned char>(c);
-        if (std::strchr(kBad, c) != nullptr || u <= 0x20 || u >= 0x7f) {
-            out += fmt::format("%{:02x}", u);
-        } else {
-            out += c == '/' ? '_' : c;
-        }
-    }
-    return out;
-}
-
 namespace {
 
 constexpr const char* kAptLists = "/var/lib/apt/lists/";
@@ -133,7 +110,7 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
         resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch, ctx.facts.pkg_arch);
     // NVIDIA's repositories are flat (Suites: /): apt fetches URI + "InRelease" and
     // URI + "Packages" and keeps each under its mangled URI.
-    const auto prefix = apt_list_file_name(repo.url);
+    const auto prefix = apt_list_name(repo.url);
     st.inrelease = kAptLists + prefix + "InRelease";
     const auto lists = sys.read_file(st.inrelease);
     if (!lists) {

@@ -16,11 +16,6 @@ struct AptRepoFiles {
 [[nodiscard]] std::string deb822_source(const ResolvedRepo& repo, const std::string& keyring,
                                         const std::string& profile_name);
 
-/// apt's file name under /var/lib/apt/lists/ for a URI, as apt's URItoFileName makes it: scheme
-/// and credentials dropped, the characters apt quotes written as %xx, '/' turned into '_'
-/// ("https://h:8443/cuda/x86_64/InRelease" → "h:8443_cuda_x86%5f64_InRelease").
-[[nodiscard]] std::string apt_list_file_name(std::string_view uri);
-
 /// Whether apt's lists hold this source's index as gpuprov knows the repository: an InRelease
 /// at least as new (its Date) as the one gpuprov verified, or byte-identical when either has no
 /// Date, and the Packages file that InRelease lists. Reads files only: the reference InRelease

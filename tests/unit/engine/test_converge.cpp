@@ -40,18 +40,18 @@ Strings host_writes(const FakeSystem& sys) {
 
 TEST(AptListFileName, MatchesWhatAptWritesForTheE2eMirror) {
     // Seen in the e2e root after apt-get update (apt 2.6, Debian 12).
-    EXPECT_EQ(steps::apt_list_file_name(
+    EXPECT_EQ(apt_list_name(
                   "https://127.0.0.1:34143/compute/cuda/repos/debian12/x86_64/InRelease"),
               "127.0.0.1:34143_compute_cuda_repos_debian12_x86%5f64_InRelease");
-    EXPECT_EQ(steps::apt_list_file_name(
+    EXPECT_EQ(apt_list_name(
                   "https://127.0.0.1:34143/libnvidia-container/stable/deb/amd64/Packages"),
               "127.0.0.1:34143_libnvidia-container_stable_deb_amd64_Packages");
 }
 
 TEST(AptListFileName, DropsCredentialsAndQuotesWhatAptQuotes) {
-    EXPECT_EQ(steps::apt_list_file_name("https://user:secret@mirror.example/a~b/c=d/"),
+    EXPECT_EQ(apt_list_name("https://user:secret@mirror.example/a~b/c=d/"),
               "mirror.example_a%7eb_c%3dd_");
-    EXPECT_EQ(steps::apt_list_file_name("http://h/with space/"), "h_with%20space_");
+    EXPECT_EQ(apt_list_name("http://h/with space/"), "h_with%20space_");
 }
 
 // ---- cuda-repo: the lists ----
