@@ -19,17 +19,35 @@ using namespace std::chrono_literals;
 struct Command {
     std::vector<std::string> argv;
     std::chrono::milliseconds timeout{300s};
-    std::map<std::string, std::string> env; ///< added to (or overriding) the inherited environment
-    std::optional<std::string> stdin_data;  ///< fed to stdin; otherwise stdin is /dev/null
+    /// Set on top of the child's environment, which is the same for every caller: PATH
+    /// /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin, HOME (root's for root),
+    /// and only the locale, terminal, time zone, proxy and SOURCE_DATE_EPOCH variables of
+    /// gpuprov's own environment (src/system/child_env.cpp says why).
+    std::map<std::string, std::string> env;
+    std::optional<std::string> stdin_data; ///< fed to stdin; otherwise stdin is at EOF
+    /// Killed (with its process group) when neither stdout nor stderr produced a byte for this
+    /// long; 0 = never. `timeout` stays the outer bound. For long installs, whose total time
+    /// nobody can predict but whose silence means a hang.
+    std::chrono::milliseconds idle_timeout{0};
+    /// On a stop request (SIGINT, SIGTERM, SIGHUP; gpuprov/interrupt.hpp) this command runs to
+    /// completion instead of being stopped: set on dpkg/apt transactions, which must not be
+    /// left half-configured.
+    bool finish_on_stop = false;
 };
 
 struct CommandResult {
     int exit_code = 0;      ///< the exit status; 128+N when killed by signal N
     bool timed_out = false; ///< killed because it ran past Command::timeout
     bool not_found = false; ///< argv[0] could not be executed (missing, not executable)
+    bool idle = false;      ///< timed out because it was silent past Command::idle_timeout
+    /// Stopped (or never started) because gpuprov was asked to stop (gpuprov/interrupt.hpp).
+    bool interrupted = false;
+    int pid = 0; ///< the child's pid, also its process group; 0 when it never started
     std::string out;
     std::string err;
-    [[nodiscard]] bool ok() const { return exit_code == 0 && !timed_out && !not_found; }
+    [[nodiscard]] bool ok() const {
+        return exit_code == 0 && !timed_out && !not_found && !interrupted;
+    }
 };
 
 struct FetchRequest {

@@ -1,4 +1,5 @@
 #include "http.hpp"
+#include "interrupt_detail.hpp"
 #include "process.hpp"
 
 #include <algorithm>
@@ -8,12 +9,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <gpuprov/interrupt.hpp>
 #include <gpuprov/local_system.hpp>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
-#include <thread>
 #include <unistd.h>
 
 namespace gpuprov {
@@ -269,7 +271,25 @@ std::unique_ptr<FileLock> LocalSystem::try_lock(const fs::path& path) {
 }
 
 void LocalSystem::sleep(std::chrono::milliseconds d) const {
-    std::this_thread::sleep_for(d);
+    // A stop request cuts the wait short (the dpkg lock wait runs for minutes): the caller's
+    // next command is refused and the engine ends the run. A wait that starts with a stop
+    // already pending lasts at most 100 ms, so a retry loop that does not check
+    // stop_requested() itself slows down to a crawl instead of spinning until its deadline.
+    const bool stop_at_entry = stop_requested();
+    if (stop_at_entry) {
+        d = std::min(d, std::chrono::milliseconds(100));
+    }
+    const auto until = std::chrono::steady_clock::now() + d;
+    for (;;) {
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || (!stop_at_entry && stop_requested())) {
+            return;
+        }
+        // With no self-pipe (handlers not installed) poll ignores the negative fd and sleeps.
+        pollfd wake{stop_at_entry ? -1 : detail::stop_wakeup_fd(), POLLIN, 0};
+        ::poll(&wake, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    }
 }
 
 } // namespace gpuprov

@@ -30,6 +30,10 @@ CommandResult run_checked(System& sys, const Command& cmd) {
         std::string why;
         if (result.not_found) {
             why = "could not be started";
+        } else if (result.interrupted) {
+            why = "was stopped: gpuprov is stopping";
+        } else if (result.idle) {
+            why = fmt::format("produced no output for {} s", cmd.idle_timeout.count() / 1000);
         } else if (result.timed_out) {
             why = fmt::format("timed out after {} s", cmd.timeout.count() / 1000);
         } else {
