@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <gpuprov/interrupt.hpp>
 #include <iostream>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -42,6 +43,8 @@ void setup_logging(const gpuprov::cli::GlobalOptions& opts) {
 } // namespace
 
 int main(int argc, char** argv) {
+    // First: Ctrl-C, SIGTERM and SIGHUP become a clean stop from here on (gpuprov/interrupt.hpp).
+    gpuprov::install_stop_handlers();
     using namespace gpuprov::cli;
     GlobalOptions opts;
     int exit_code = kExitOk;
