@@ -110,8 +110,11 @@ for s in "${selected[@]}"; do
     logf="$E2E_WORK/logs/$name.log"
     t=$SECONDS
     mirror_clear_faults
+    # A scenario may ask for a longer deadline in its first lines: "# e2e-timeout: 900".
+    deadline=$(sed -n '1,5s/^# e2e-timeout: *\([0-9][0-9]*\)$/\1/p' "$E2E_DIR/scenarios/$s" | head -n 1)
+    if [[ -z "$deadline" ]] || ((deadline < SCENARIO_TIMEOUT)); then deadline=$SCENARIO_TIMEOUT; fi
     set +e
-    SCENARIO=$name timeout -k 10 "$SCENARIO_TIMEOUT" bash "$E2E_DIR/scenarios/$s" >"$logf" 2>&1 &
+    SCENARIO=$name timeout -k 10 "$deadline" bash "$E2E_DIR/scenarios/$s" >"$logf" 2>&1 &
     SCENARIO_PID=$!
     wait "$SCENARIO_PID"
     rc=$?
@@ -125,7 +128,7 @@ for s in "${selected[@]}"; do
     else
         failed=$((failed + 1))
         why=""
-        ((rc == 124 || rc == 137)) && why=" (killed by the ${SCENARIO_TIMEOUT}s deadline)"
+        ((rc == 124 || rc == 137)) && why=" (killed by the ${deadline}s deadline)"
         results+=("FAIL  $name  ${dt}s$why")
         printf 'FAIL  %-28s %4ss%s\n' "$name" "$dt" "$why"
         grep -E 'FAIL:|ERROR:' "$logf" | sed 's/^/      /' | head -n 30 || true
