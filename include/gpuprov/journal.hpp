@@ -20,6 +20,11 @@ struct JournalStep {
     std::string finished_at;
     std::string message;                         ///< failure or reboot reason
     std::map<std::string, std::string> versions; ///< package → version installed
+    /// The reboot budget: the boot id (/proc/sys/kernel/random/boot_id) of the boot in which
+    /// this step first asked for a reboot, kept until the step is done or satisfied. A step
+    /// that asks again in a later boot had its reboot, and it did not help: it fails.
+    std::string reboot_boot_id;
+    std::string reboot_requested_at; ///< RFC 3339 UTC, when it first asked
 };
 
 struct Journal {
@@ -31,13 +36,27 @@ struct Journal {
     std::string result; ///< "running", "done", "failed", "reboot-required"
     bool reboot_pending = false;
     int runs = 0;                   ///< how many apply runs touched this journal
+    std::string boot_id;            ///< the boot the last run ran in (empty: unknown)
     std::vector<JournalStep> steps; ///< in step order
     [[nodiscard]] const JournalStep* step(std::string_view id) const;
     JournalStep& upsert(std::string_view id);
 };
 
+inline constexpr const char* kBootIdPath = "/proc/sys/kernel/random/boot_id";
+
 /// nullopt when no journal exists; throws HostError when it exists but does not parse.
 [[nodiscard]] std::optional<Journal> load_journal(const System& sys);
+
+struct RecoveredJournal {
+    std::optional<Journal> journal; ///< nullopt: none, or it was unreadable and moved aside
+    std::string moved_to;           ///< where an unreadable journal went; empty when none
+};
+/// For apply, which must not stop on a damaged history: a journal that does not parse is moved
+/// to state.json.corrupt-<UTC time> (kept for a human to read) and the run starts afresh.
+[[nodiscard]] RecoveredJournal load_journal_or_move_aside(System& sys);
+
+/// This boot's id, trimmed; empty when the kernel does not expose one (some containers).
+[[nodiscard]] std::string current_boot_id(const System& sys);
 /// Atomic write (temp + fsync + rename).
 void save_journal(System& sys, const Journal& journal);
 [[nodiscard]] std::string journal_to_json_text(const Journal& journal);

@@ -1,8 +1,9 @@
-#include <gpuprov/json_text.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/journal.hpp>
+#include <gpuprov/json_text.hpp>
+#include <gpuprov/strings.hpp>
 #include <nlohmann/json.hpp>
 
 namespace gpuprov {
@@ -41,7 +42,9 @@ std::string journal_to_json_text(const Journal& j) {
                          {"started_at", s.started_at},
                          {"finished_at", s.finished_at},
                          {"message", s.message},
-                         {"versions", s.versions}});
+                         {"versions", s.versions},
+                         {"reboot_boot_id", s.reboot_boot_id},
+                         {"reboot_requested_at", s.reboot_requested_at}});
     }
     const json doc = {{"schema", j.schema},
                       {"profile", j.profile},
@@ -51,6 +54,7 @@ std::string journal_to_json_text(const Journal& j) {
                       {"result", j.result},
                       {"reboot_pending", j.reboot_pending},
                       {"runs", j.runs},
+                      {"boot_id", j.boot_id},
                       {"steps", steps}};
     return json_text(doc) + "\n";
 }
@@ -66,6 +70,8 @@ Journal journal_from_json_text(std::string_view text) {
     j.result = doc.value("result", "");
     j.reboot_pending = doc.value("reboot_pending", false);
     j.runs = doc.value("runs", 0);
+    // Fields added after schema 1 shipped default to empty, so older files still load.
+    j.boot_id = doc.value("boot_id", "");
     for (const auto& s : doc.value("steps", json::array())) {
         JournalStep step;
         step.id = s.value("id", "");
@@ -74,6 +80,8 @@ Journal journal_from_json_text(std::string_view text) {
         step.finished_at = s.value("finished_at", "");
         step.message = s.value("message", "");
         step.versions = s.value("versions", std::map<std::string, std::string>{});
+        step.reboot_boot_id = s.value("reboot_boot_id", "");
+        step.reboot_requested_at = s.value("reboot_requested_at", "");
         j.steps.push_back(std::move(step));
     }
     return j;
@@ -91,6 +99,25 @@ std::optional<Journal> load_journal(const System& sys) {
             fmt::format("{} is not a gpuprov journal ({}); move it aside to start afresh",
                         kJournalPath, e.what()));
     }
+}
+
+RecoveredJournal load_journal_or_move_aside(System& sys) {
+    try {
+        return {load_journal(sys), {}};
+    } catch (const HostError&) {
+        // A copy, then the removal: System has no rename, and a kill between the two leaves
+        // both, which the next run handles the same way.
+        const auto text = sys.read_file(kJournalPath).value_or("");
+        auto stamp = replace_all(rfc3339(sys.now()), ":", "");
+        const auto moved = fmt::format("{}.corrupt-{}", kJournalPath, stamp);
+        sys.write_file_atomic(moved, text, 0600);
+        sys.remove_file(kJournalPath);
+        return {std::nullopt, moved};
+    }
+}
+
+std::string current_boot_id(const System& sys) {
+    return std::string(trim(sys.read_file(kBootIdPath).value_or("")));
 }
 
 void save_journal(System& sys, const Journal& journal) {
