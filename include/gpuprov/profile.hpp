@@ -108,6 +108,11 @@ struct Profile {
 /// lists replace; cycles refused) and validating against the schema and `matrix`.
 /// Throws ProfileError (file:line:col, expected values, the fix) on any problem.
 [[nodiscard]] Profile load_profile(const std::string& name_or_path, const Matrix& matrix);
+/// The profile file `path` as one self-contained YAML document: its `extends:` chain merged as
+/// load_profile merges it, `extends` removed, every scalar double-quoted so it reads back as
+/// the same text. For installing a profile where the files it extends may not follow (the
+/// resume unit's copy under /etc/gpuprov/). Throws ProfileError like load_profile.
+[[nodiscard]] std::string resolved_profile_yaml(const std::string& path);
 /// Same, from text already in memory (`source_name` is used in messages and for relative
 /// `extends:` paths).
 [[nodiscard]] Profile load_profile_text(std::string_view yaml, const std::string& source_name,

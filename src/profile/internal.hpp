@@ -28,6 +28,10 @@ struct Node {
 /// duplicate keys.
 [[nodiscard]] Node parse_yaml(std::string_view text, const std::string& source);
 
+/// `node` as YAML text (block style, scalars double-quoted), which parse_yaml reads back as
+/// the same tree.
+[[nodiscard]] std::string emit_yaml(const Node& node);
+
 /// `child` over `parent`: maps merge key by key, anything else (lists, scalars, null) in the
 /// child replaces the parent's value.
 [[nodiscard]] Node merge(Node parent, const Node& child);

@@ -167,6 +167,21 @@ Profile load_profile(const std::string& name_or_path, const Matrix& matrix) {
     return load_source({std::move(*text), name_or_path, file_id(name_or_path), false}, matrix);
 }
 
+std::string resolved_profile_yaml(const std::string& path) {
+    using namespace profile_detail;
+    std::string error;
+    auto text = read_file(path, error);
+    if (!text) {
+        throw ProfileError(path, 1, 1, "the file cannot be read: " + error);
+    }
+    std::vector<std::string> ids;
+    std::vector<std::string> names;
+    std::vector<std::string> parents;
+    Node root = load_chain({std::move(*text), path, file_id(path), false}, ids, names, parents);
+    std::erase_if(root.map, [](const auto& kv) { return kv.first == "extends"; });
+    return emit_yaml(root);
+}
+
 Profile load_profile_text(std::string_view yaml, const std::string& source_name,
                           const Matrix& matrix) {
     using namespace profile_detail;

@@ -126,6 +126,43 @@ Node parse_yaml(std::string_view text, const std::string& source) {
     return convert(root, source, at(root.Mark(), source));
 }
 
+namespace {
+
+void emit(YAML::Emitter& out, const Node& n) {
+    switch (n.kind) {
+    case Node::Kind::null:
+        out << YAML::Null;
+        break;
+    case Node::Kind::scalar:
+        // Quoted, so "550", "true" or "~" come back as the strings they were.
+        out << YAML::DoubleQuoted << n.scalar;
+        break;
+    case Node::Kind::seq:
+        out << YAML::BeginSeq;
+        for (const auto& item : n.seq) {
+            emit(out, item);
+        }
+        out << YAML::EndSeq;
+        break;
+    case Node::Kind::map:
+        out << YAML::BeginMap;
+        for (const auto& [key, value] : n.map) {
+            out << YAML::Key << key << YAML::Value;
+            emit(out, value);
+        }
+        out << YAML::EndMap;
+        break;
+    }
+}
+
+} // namespace
+
+std::string emit_yaml(const Node& node) {
+    YAML::Emitter out;
+    emit(out, node);
+    return std::string(out.c_str()) + "\n";
+}
+
 void fail(const SourcePos& at_pos, const std::string& message) {
     throw ProfileError(at_pos.file, at_pos.line, at_pos.col, message);
 }

@@ -115,3 +115,39 @@ TEST(Extends, MissingParentFileIsReported) {
 
 } // namespace
 } // namespace gpuprov
+
+namespace gpuprov {
+namespace {
+
+// apply installs a profile that extends another file as one document (the resume unit must not
+// depend on the original paths): it must load as the very same profile, from anywhere.
+TEST(Extends, ResolvedTextLoadsAsTheSameProfileWithoutItsParents) {
+    for (const auto* name : {"good/extends-local.yaml", "good/extends-cv-train.yaml"}) {
+        const auto file = test::profile_fixture(name);
+        const auto original = load_profile(file, Matrix::builtin());
+        const auto text = resolved_profile_yaml(file);
+        EXPECT_FALSE(test::contains("\n" + text, "\nextends:")) << text;
+        const auto copy =
+            load_profile_text(text, "/nonexistent/etc/gpuprov/copy.yaml", Matrix::builtin());
+        EXPECT_TRUE(copy.extends_chain.empty());
+        EXPECT_EQ(copy.name, original.name);
+        EXPECT_EQ(copy.driver->branch, original.driver->branch);
+        EXPECT_EQ(copy.driver->flavor, original.driver->flavor);
+        EXPECT_EQ(copy.cuda->version, original.cuda->version);
+        EXPECT_EQ(copy.cudnn.has_value(), original.cudnn.has_value());
+        EXPECT_EQ(copy.nccl, original.nccl);
+        EXPECT_EQ(copy.host.os, original.host.os);
+        EXPECT_EQ(copy.host.gpus->count, original.host.gpus->count);
+        EXPECT_EQ(copy.host.gpus->model, original.host.gpus->model);
+        EXPECT_EQ(copy.skip_steps, original.skip_steps);
+        EXPECT_EQ(copy.repositories.size(), original.repositories.size());
+        for (const auto& [repo, spec] : original.repositories) {
+            ASSERT_EQ(copy.repositories.count(repo), 1U) << repo;
+            EXPECT_EQ(copy.repositories.at(repo).url, spec.url);
+            EXPECT_EQ(copy.repositories.at(repo).key_fingerprint, spec.key_fingerprint);
+        }
+    }
+}
+
+} // namespace
+} // namespace gpuprov
