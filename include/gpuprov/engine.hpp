@@ -40,6 +40,11 @@ struct StepFilter {
     std::set<std::string> skip;
 };
 
+/// Why step `id` is left out of this run ("not in --only", "--skip", "profile steps.skip");
+/// nullopt when it runs. Plan, apply and verify share it.
+[[nodiscard]] std::optional<std::string>
+step_filtered_out(const std::string& id, const StepFilter& filter, const Profile& profile);
+
 /// Throws UsageError naming the valid ids when `ids` holds an unknown one.
 void validate_step_ids(const std::set<std::string>& ids);
 
@@ -86,12 +91,37 @@ private:
 
 enum class RebootPolicy { never, if_needed };
 
+/// Where systemd units find gpuprov (the resume unit, the metrics timer): /usr/bin/gpuprov when
+/// a package installed it there, else /usr/local/bin/gpuprov. Never the path the running binary
+/// happens to have (./build/gpuprov, /proc/self/exe). Plan and apply both render units with it,
+/// so a converged host plans as a no-op wherever the binary that runs plan lives.
+[[nodiscard]] std::string units_gpuprov_path(const System& sys);
+
+/// The change that makes units_gpuprov_path the running binary `self_path`: needed when units
+/// run /usr/local/bin/gpuprov and that file is missing, or (only when other changes are pending,
+/// so a converged host stays a no-op) has other content than `self_path`. nullopt otherwise,
+/// and when `self_path` is empty or unreadable.
+[[nodiscard]] std::optional<Change>
+gpuprov_binary_change(const System& sys, const std::string& self_path, bool changes_pending);
+/// Copies `self_path` to /usr/local/bin/gpuprov (atomic, mode 0755).
+void install_gpuprov_binary(System& sys, const std::string& self_path);
+
+/// Where apply installs the profile the resume unit runs: /etc/gpuprov/<name>.yaml, with any
+/// character of the name other than [A-Za-z0-9._-] replaced by '_'.
+[[nodiscard]] std::string installed_profile_path(const std::string& profile_name);
+
 struct ApplyOptions {
     StepFilter filter;
     RebootPolicy reboot = RebootPolicy::never;
     bool allow_remove = false; ///< apt may remove packages the profile does not own
-    std::string profile_arg; ///< as given on the command line (for the resume unit)
-    std::string gpuprov_path = "/usr/local/bin/gpuprov"; ///< for the resume unit's ExecStart
+    std::string profile_arg;   ///< as given on the command line (built-in name or absolute path)
+    /// The profile as a self-contained YAML text (a file's own text, or its `extends:` chain of
+    /// files resolved into one document), installed at installed_profile_path() for the resume
+    /// unit. Empty for a built-in profile: the unit names it.
+    std::string profile_text;
+    /// The running binary (the target of /proc/self/exe), installed at /usr/local/bin/gpuprov
+    /// when units run that path and it differs (gpuprov_binary_change). Empty: never copied.
+    std::string self_path;
     std::chrono::seconds lock_wait{600};
 };
 
@@ -108,13 +138,24 @@ public:
 struct ApplyResult {
     StepStatus status = StepStatus::done; ///< done, failed or reboot_required
     std::string message;
+    /// The run ended early because gpuprov was asked to stop (SIGINT, SIGTERM, SIGHUP); status
+    /// is failed, the CLI exits 128 + the signal.
+    bool interrupted = false;
     int apt_transactions = 0; ///< package install transactions run
     int index_refreshes = 0;  ///< apt-get update runs
     std::vector<std::pair<std::string, StepStatus>> steps;
 };
 
+/// Every check of every step that is not left out by `filter` or the profile's steps.skip, in
+/// step order, each check once (what `gpuprov verify` prints): the repository, nouveau,
+/// monitoring... steps' own checks as well as the NVIDIA ones.
+[[nodiscard]] std::vector<CheckOutcome>
+verify_steps(const StepContext& ctx, const System& sys,
+             const std::vector<std::unique_ptr<Step>>& steps, const StepFilter& filter);
+
 /// Applies a profile: lock, repair interrupted dpkg, journal, per step live check → apply →
-/// verify, batched installs, reboot handling. Requires root (throws HostError otherwise).
+/// the step's own verify, batched installs, reboot handling with a budget of one reboot per
+/// step. Requires root (throws HostError otherwise).
 ApplyResult apply_profile(System& sys, const Profile& profile, const Matrix& matrix,
                           const ApplyOptions& options, Reporter& reporter);
 

@@ -33,7 +33,8 @@ struct Journal {
     std::string profile_source;
     std::string run_started_at;
     std::string run_finished_at;
-    std::string result; ///< "running", "done", "failed", "reboot-required"
+    std::string result;  ///< "running", "done", "failed", "reboot-required"
+    std::string message; ///< the last run's outcome in one line: why it failed, what needs a reboot
     bool reboot_pending = false;
     int runs = 0;                   ///< how many apply runs touched this journal
     std::string boot_id;            ///< the boot the last run ran in (empty: unknown)

@@ -25,6 +25,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitChangesPending = 2;
 inline constexpr int kExitRebootRequired = 3;
+/// A flag or argument that cannot work (design.md: "Usage errors exit 2").
+inline constexpr int kExitUsage = 2;
 
 /// Each subcommand registers itself; the callback sets `exit_code`.
 void add_profiles_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
@@ -44,6 +46,25 @@ struct StepFilter;
 }
 
 namespace gpuprov::cli {
+/// gpuprov's repository cache for this command: default_repo_cache_dir() when this user can
+/// write it, else a private directory made like mkdtemp (0700) under $TMPDIR or /tmp, removed
+/// when this object goes. `path` is empty only when neither could be had.
+class RepoCacheDir {
+public:
+    RepoCacheDir(const GlobalOptions& opts, const System& sys);
+    ~RepoCacheDir();
+    RepoCacheDir(const RepoCacheDir&) = delete;
+    RepoCacheDir& operator=(const RepoCacheDir&) = delete;
+    std::string path;
+
+private:
+    std::filesystem::path m_made; ///< the private directory on the host, to remove
+};
+
+/// The running binary (/proc/self/exe's target), for copying it where units run gpuprov; empty
+/// when unknown. Units never name it.
+[[nodiscard]] std::string running_binary();
+
 /// Parses --only/--skip lists; throws UsageError on an unknown step id.
 StepFilter make_filter(const std::string& only, const std::string& skip);
 /// Prints the plan; returns the plan command's exit code.

@@ -4,12 +4,15 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/interrupt.hpp>
 #include <gpuprov/json_text.hpp>
 #include <gpuprov/matrix.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 namespace gpuprov::cli {
@@ -41,10 +44,27 @@ private:
     bool m_quiet;
 };
 
-std::string self_path() {
-    std::error_code ec;
-    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("/usr/local/bin/gpuprov") : p.string();
+// What the resume unit runs after a reboot: a built-in by name; a file's own text, or, when it
+// extends other files, the chain resolved into one document, so neither the file nor its
+// parents need to survive (or stay the same) until the reboot.
+std::string profile_text_for_resume(const std::string& arg, const Profile& profile) {
+    if (is_builtin_profile(arg)) {
+        return {};
+    }
+    for (const auto& parent : profile.extends_chain) {
+        if (parent.rfind("builtin:", 0) != 0) {
+            return "# The profile gpuprov apply ran, from " + profile.source +
+                   " with its extends: chain resolved into one file.\n" +
+                   resolved_profile_yaml(arg);
+        }
+    }
+    std::ifstream in(arg, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+        throw HostError("cannot read the profile " + arg + " again to install it");
+    }
+    return text.str();
 }
 
 bool confirm() {
@@ -55,6 +75,12 @@ bool confirm() {
 }
 
 } // namespace
+
+std::string running_binary() {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : p.string();
+}
 
 void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand(
@@ -79,7 +105,8 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
         ->capture_default_str();
     cmd->add_flag("--json", json, "print the run's result as one JSON document");
     cmd->add_flag("--allow-remove", allow_remove,
-                  "let apt remove packages the profile does not own (the plan lists them)");
+                  "allow apt to remove packages the profile does not own (the plan lists "
+                  "them); kept by the resume unit");
     cmd->callback([&opts, &exit_code] {
         const auto filter = make_filter(only, skip);
         if (dry_run) {
@@ -122,9 +149,11 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                                                              : RebootPolicy::never,
                              .allow_remove = allow_remove,
                              .profile_arg = canonical_profile_arg(profile_arg),
-                             .gpuprov_path = self_path()};
+                             .profile_text = profile_text_for_resume(profile_arg, profile),
+                             .self_path = running_binary()};
         ConsoleReporter reporter(opts.color(), json);
         const auto result = apply_profile(sys, profile, matrix, options, reporter);
+
         if (json) {
             nlohmann::json steps = nlohmann::json::array();
             for (const auto& [id, status] : result.steps) {
@@ -134,8 +163,16 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                                                   {"message", result.message},
                                                   {"apt_transactions", result.apt_transactions},
                                                   {"index_refreshes", result.index_refreshes},
+                                                  {"interrupted", result.interrupted},
                                                   {"steps", steps}})
                       << "\n";
+        }
+        if (result.interrupted) {
+            // 128 + the signal, as a shell reports a command the signal ended (130 for Ctrl-C,
+            // 143 for SIGTERM); the journal already says "interrupted by signal".
+            std::cerr << "error: " << result.message << "\n";
+            exit_code = stop_exit_code() != 0 ? stop_exit_code() : kExitFailed;
+            return;
         }
         switch (result.status) {
         case StepStatus::done:

@@ -1,13 +1,75 @@
-#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 #include "render.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
 #include <gpuprov/engine.hpp>
+#include <gpuprov/json_text.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/strings.hpp>
 #include <iostream>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 namespace gpuprov::cli {
+
+namespace {
+
+std::filesystem::path on_host(const GlobalOptions& opts, const std::string& path) {
+    return opts.root.empty() || opts.root == "/"
+               ? std::filesystem::path(path)
+               : std::filesystem::path(opts.root) / std::filesystem::path(path).relative_path();
+}
+
+// Whether this user could create or write `dir`: it, or its nearest existing ancestor, is a
+// writable directory.
+bool writable(const std::filesystem::path& dir) {
+    for (auto p = dir; !p.empty(); p = p.parent_path()) {
+        std::error_code ec;
+        if (std::filesystem::exists(p, ec)) {
+            return std::filesystem::is_directory(p, ec) && ::access(p.c_str(), W_OK | X_OK) == 0;
+        }
+        if (p == p.parent_path()) {
+            break;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+RepoCacheDir::RepoCacheDir(const GlobalOptions& opts, const System& sys) {
+    path = default_repo_cache_dir(sys);
+    if (!path.empty() && writable(on_host(opts, path))) {
+        return;
+    }
+    // No home (env -i, a systemd unit, CI as nobody) or one that cannot be written
+    // (HOME=/nonexistent): a private directory of this run, as mkdtemp makes it (mode 0700,
+    // a name nobody can guess), removed at the end. Never a fixed shared path under /tmp.
+    auto tmp = sys.env("TMPDIR").value_or("");
+    if (tmp.empty() || tmp.front() != '/') {
+        tmp = "/tmp";
+    }
+    const auto templ = (std::filesystem::path(tmp) / "gpuprov-cache-XXXXXX").string();
+    auto host_templ = on_host(opts, templ).string();
+    if (::mkdtemp(host_templ.data()) == nullptr) {
+        spdlog::warn("no writable repository cache ({}) and no private one under {}: {}",
+                     path.empty() ? "no HOME" : path, tmp, std::strerror(errno));
+        return; // the index loader then says which repository has no cache
+    }
+    m_made = host_templ;
+    path = (std::filesystem::path(tmp) / std::filesystem::path(host_templ).filename()).string();
+    spdlog::info("no usable home cache; using the private repository cache {} for this run", path);
+}
+
+RepoCacheDir::~RepoCacheDir() {
+    if (!m_made.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(m_made, ec);
+    }
+}
 
 StepFilter make_filter(const std::string& only, const std::string& skip) {
     StepFilter f;
@@ -29,18 +91,30 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
     const auto& matrix = Matrix::builtin();
     const auto profile = load_profile(profile_arg, matrix);
     const auto facts = detect_facts(sys, matrix);
-    const auto cache_dir = default_repo_cache_dir(sys);
+    const RepoCacheDir cache(opts, sys);
+    const auto& cache_dir = cache.path;
     LiveRepoProvider repos(sys, profile, facts, cache_dir);
-    const StepContext ctx{profile, facts, matrix, repos};
+    // Units are rendered with the path apply gives them, whichever binary runs plan.
+    const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
     auto plan = build_plan(ctx, sys, make_steps(), filter);
     resolve_transactions(sys, ctx, plan,
                          {.allow_remove = allow_remove,
                           .scratch_dir = cache_dir + "/apt-view",
                           .cache_dir = cache_dir});
+    // The one change apply makes outside the steps: its own binary where units run it.
+    const auto binary = gpuprov_binary_change(sys, running_binary(), plan.changes_pending());
     if (json) {
-        std::cout << json_text(plan_to_json(plan, facts)) << "\n";
+        auto doc = plan_to_json(plan, facts);
+        if (binary) {
+            doc["gpuprov_binary"] = {{"path", binary->target}, {"detail", binary->detail}};
+        }
+        std::cout << json_text(doc) << "\n";
     } else {
         std::cout << render_plan_text(plan, facts, opts.color());
+        if (binary) {
+            std::cout << fmt::format("\napply also installs {}: {}\n", binary->target,
+                                     binary->detail);
+        }
     }
     if (plan.blocked()) {
         return kExitFailed;

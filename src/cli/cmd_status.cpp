@@ -1,8 +1,8 @@
-#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
 #include <gpuprov/journal.hpp>
+#include <gpuprov/json_text.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -20,6 +20,9 @@ void print_human(const Journal& j) {
     std::cout << fmt::format("Last run:  {} -> {}, result {} ({} run(s))\n",
                              or_dash(j.run_started_at), or_dash(j.run_finished_at),
                              or_dash(j.result), j.runs);
+    if (!j.message.empty()) {
+        std::cout << fmt::format("Message:   {}\n", j.message);
+    }
     std::cout << fmt::format("Reboot:    {}\n", j.reboot_pending ? "pending" : "not pending");
     if (j.steps.empty()) {
         return;

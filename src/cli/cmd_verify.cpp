@@ -1,9 +1,10 @@
-#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/engine.hpp>
 #include <gpuprov/facts.hpp>
+#include <gpuprov/json_text.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
 #include <iostream>
@@ -121,15 +122,25 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
     static std::string profile_arg;
     static bool json = false;
     static std::string junit;
+    static std::string only;
+    static std::string skip;
     cmd->add_option("PROFILE", profile_arg, "built-in profile name or YAML file")->required();
     cmd->add_flag("--json", json, "one JSON document on stdout");
     cmd->add_option("--junit", junit, "also write the results as JUnit XML to FILE");
+    cmd->add_option("--only", only, "only the checks of these step ids (comma-separated)");
+    cmd->add_option("--skip", skip, "leave out the checks of these step ids (comma-separated)");
     cmd->callback([&opts, &exit_code] {
+        const auto filter = make_filter(only, skip);
         const auto& matrix = Matrix::builtin();
         const auto profile = load_profile(profile_arg, matrix);
         auto& sys = host_system(opts);
         const auto facts = detect_facts(sys, matrix);
-        const auto checks = verify_profile({profile, facts, matrix}, sys);
+        // Every step's own checks (the repository's, nouveau's, monitoring's as well as the
+        // NVIDIA ones), as apply's steps run them; the repository checks may need the index.
+        const RepoCacheDir cache(opts, sys);
+        LiveRepoProvider repos(sys, profile, facts, cache.path);
+        const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
+        const auto checks = verify_steps(ctx, sys, make_steps(), filter);
         if (!junit.empty()) {
             sys.write_file_atomic(junit, junit_xml(profile.name, checks), 0644);
         }

@@ -17,7 +17,11 @@ System& host_system(const GlobalOptions& opts) {
     std::error_code ec;
     if (!std::filesystem::is_directory(opts.root, ec)) {
         // A typo must not silently inspect an empty view of nothing.
-        throw UsageError(fmt::format("--root {}: no such directory", opts.root));
+        throw UsageError(fmt::format("--root {}: {}; --root must name an existing directory "
+                                     "(a mounted image or a fixture tree)",
+                                     opts.root,
+                                     std::filesystem::exists(opts.root, ec) ? "not a directory"
+                                                                            : "no such directory"));
     }
     static LocalSystem sys(opts.root);
     return sys;

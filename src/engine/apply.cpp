@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/interrupt.hpp>
 #include <gpuprov/leftovers.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
@@ -23,23 +24,28 @@ public:
         Reporter& rep)
         : m_sys(sys), m_profile(profile), m_matrix(matrix), m_opt(opt), m_rep(rep),
           m_facts(detect_facts(sys, matrix)), m_pm(make_package_manager(m_facts)),
-          m_repos(sys, profile, m_facts, default_repo_cache_dir(sys)), m_ctx{profile, m_facts,
-                                                                             matrix, m_repos,
-                                                                             opt.gpuprov_path},
-          m_steps(make_steps()) {}
+          m_repos(sys, profile, m_facts, default_repo_cache_dir(sys)),
+          m_ctx{profile, m_facts, matrix, m_repos, units_gpuprov_path(sys)}, m_steps(make_steps()) {
+    }
 
     ApplyResult go() {
         clean_leftovers();
         start_journal();
         try {
             return go_journaled();
+        } catch (const Interrupted&) {
+            stopped();
+        } catch (const Error& e) {
+            fail(e.describe());
         } catch (const std::exception& e) {
             // Whatever escaped a step (a parser, the filesystem, memory) still ends the run
             // with a final journal entry instead of leaving it "running".
             fail(fmt::format("internal error: {}", e.what()));
-            finish();
-            return m_result;
+        } catch (...) {
+            fail("internal error: unknown exception");
         }
+        finish_safely();
+        return m_result;
     }
 
     ApplyResult go_journaled() {
@@ -51,12 +57,14 @@ public:
             finish();
             return m_result;
         }
+        stop_point();
         auto plan = build_plan(m_ctx, m_sys, m_steps, m_opt.filter);
         for (const auto& ps : plan.steps) {
             if (ps.check.status == StepStatus::skipped) {
                 m_ctx.skipped_steps.insert(ps.id);
             }
         }
+        reverify_after_reboot(plan);
         const auto cache_dir = default_repo_cache_dir(m_sys);
         resolve_transactions(m_sys, m_ctx, plan,
                              {.allow_remove = m_opt.allow_remove,
@@ -74,8 +82,12 @@ public:
                 return m_result;
             }
         }
+        if (plan.changes_pending()) {
+            install_binary();
+        }
         std::size_t i = 0;
         while (i < plan.steps.size() && m_result.status == StepStatus::done) {
+            stop_point();
             const auto& ps = plan.steps[i];
             if (ps.check.status == StepStatus::blocked) {
                 record(ps.id, StepStatus::blocked, ps.check.reason, {});
@@ -99,11 +111,64 @@ public:
             run_group(plan, i, end);
             i = end;
         }
+        if (m_result.status == StepStatus::done && !m_reboot_message.empty()) {
+            m_result.status = StepStatus::reboot_required;
+            m_result.message = m_reboot_message;
+        }
         finish();
         return m_result;
     }
 
 private:
+    /// Thrown at a stop point once a stop signal has arrived.
+    struct Interrupted {};
+
+    /// Between steps and after each phase that ran commands: a stop request (Ctrl-C, SIGTERM)
+    /// ends the run here, before anything else starts; the journal is saved by the catch.
+    static void stop_point() {
+        if (stop_requested()) {
+            throw Interrupted{};
+        }
+    }
+
+    [[nodiscard]] static std::string interrupted_message() {
+        return fmt::format("interrupted by signal {}; the remaining steps were not run (run "
+                           "apply again to finish)",
+                           stop_signal_name().empty() ? "" : std::string(stop_signal_name()));
+    }
+
+    void stopped() {
+        m_result.interrupted = true;
+        fail(interrupted_message());
+    }
+
+    /// The final verify has no state of its own to check, so after a reboot on a host whose
+    /// steps are all satisfied it would be "satisfied" without running. The journal says
+    /// whether it passed last time; when it did not (it waited for the reboot, or failed),
+    /// it runs. A hint to run more checks, never a reason to skip one.
+    void reverify_after_reboot(Plan& plan) {
+        const auto* last = m_journal.step("verify");
+        if (last == nullptr || (last->status != "pending" && last->status != "failed" &&
+                                last->status != "reboot-required")) {
+            return;
+        }
+        for (auto& ps : plan.steps) {
+            if (ps.id == "verify" && ps.check.status == StepStatus::satisfied) {
+                ps.check.status = StepStatus::pending;
+                ps.check.reason = "the last run did not verify the host (" + last->status + ")";
+            }
+        }
+    }
+
+    /// Units run units_gpuprov_path(); when that is gpuprov's own copy, it must be this binary
+    /// before any unit that runs it is written.
+    void install_binary() {
+        if (const auto change = gpuprov_binary_change(m_sys, m_opt.self_path, true)) {
+            m_rep.info(fmt::format("installing {} as {}", m_opt.self_path, change->target));
+            install_gpuprov_binary(m_sys, m_opt.self_path);
+        }
+    }
+
     /// A run killed inside write_file_atomic left "*.gpuprov-tmp-*" files; nothing else removes
     /// them. Failing to is worth a line, not the run.
     void clean_leftovers() {
@@ -121,12 +186,23 @@ private:
     }
 
     void start_journal() {
-        m_journal = load_journal(m_sys).value_or(Journal{});
+        // A damaged journal is history, not state: it must not stop the run that repairs the
+        // host. It is kept beside, for a human.
+        auto loaded = load_journal_or_move_aside(m_sys);
+        if (!loaded.moved_to.empty()) {
+            m_rep.info(fmt::format("warning: {} did not parse; moved it to {} and started a "
+                                   "new journal",
+                                   kJournalPath, loaded.moved_to));
+        }
+        m_journal = std::move(loaded.journal).value_or(Journal{});
+        m_boot_id = current_boot_id(m_sys);
+        m_journal.boot_id = m_boot_id;
         m_journal.profile = m_opt.profile_arg;
         m_journal.profile_source = m_profile.source;
         m_journal.run_started_at = rfc3339(m_sys.now());
         m_journal.run_finished_at.clear();
         m_journal.result = "running";
+        m_journal.message.clear();
         m_journal.runs += 1;
         save_journal(m_sys, m_journal);
     }
@@ -160,56 +236,151 @@ private:
                        {});
             }
         }
+        if (active.size() == 1 && plan.steps[active.front()].id == "verify" &&
+            !m_reboot_message.empty()) {
+            // The final checks need the module the reboot loads; they run when the resume unit
+            // brings apply back, not now, where they could only fail.
+            record("verify", StepStatus::pending, "runs after the reboot", {});
+            return;
+        }
         std::size_t current = active.front();
+        bool installing = false;
         try {
             for (const auto k : active) {
                 current = k;
                 m_rep.step_started(plan.steps[k].id, plan.steps[k].summary);
                 step(k).apply(m_ctx, m_sys, plan.steps[k].check, ApplyPhase::prepare);
                 m_refreshes += count_refreshes(plan.steps[k].check);
+                stop_point();
             }
+            installing = true;
             install(plan, active, current);
+            installing = false;
+            stop_point();
             for (const auto k : active) {
                 current = k;
-                if (plan.steps[k].id == "verify") {
-                    m_facts = detect_facts(m_sys, m_matrix);
-                }
-                const auto status =
-                    step(k).apply(m_ctx, m_sys, plan.steps[k].check, ApplyPhase::configure);
-                record(plan.steps[k].id, status,
-                       status == StepStatus::reboot_required ? reboot_reason() : "",
-                       versions(plan.steps[k].check));
-                if (status == StepStatus::reboot_required) {
-                    m_result.status = StepStatus::reboot_required;
-                    m_result.message = fmt::format("step '{}' needs a reboot: {}", plan.steps[k].id,
-                                                   reboot_reason());
-                    return;
-                }
+                configure(plan.steps[k], k);
+                stop_point();
             }
+        } catch (const Interrupted&) {
+            m_result.interrupted = true;
+            fail_group(plan, active, current, interrupted_message(), installing);
         } catch (Error& e) {
-            e.add_context(fmt::format("while applying step '{}'", plan.steps[current].id));
-            fail_group(plan, active, current, e.describe());
+            if (stop_requested()) {
+                // The command was stopped by the signal; that, not its exit status, is the news.
+                m_result.interrupted = true;
+                fail_group(plan, active, current,
+                           fmt::format("{}: {}", interrupted_message(), e.describe()), installing);
+                return;
+            }
+            e.add_context(installing
+                              ? std::string("while installing the packages of this batch")
+                              : fmt::format("while applying step '{}'", plan.steps[current].id));
+            fail_group(plan, active, current, e.describe(), installing);
         } catch (const std::exception& e) {
             fail_group(plan, active, current,
                        fmt::format("internal error while applying step '{}': {}",
-                                   plan.steps[current].id, e.what()));
+                                   plan.steps[current].id, e.what()),
+                       installing);
         }
     }
 
-    // A failure inside a batch: the step that failed and every later step of the batch (its
-    // packages were in the same transaction, or it never ran) get their own entry.
-    void fail_group(const Plan& plan, const std::vector<std::size_t>& active, std::size_t current,
-                    const std::string& message) {
-        bool reached = false;
-        for (const auto k : active) {
-            reached = reached || k == current;
-            if (reached) {
-                record(plan.steps[k].id, StepStatus::failed,
-                       k == current ? message
-                                    : fmt::format("not run: step '{}' of the same batch failed: {}",
-                                                  plan.steps[current].id, message),
-                       {});
+    /// The configure half of one step, then the step's own checks. A step that waits for a
+    /// reboot does not stop the others: their configuration (container runtime, tuning,
+    /// monitoring) does not need the module, and the reboot then finds them done.
+    void configure(const PlannedStep& ps, std::size_t k) {
+        if (ps.id == "verify") {
+            m_facts = detect_facts(m_sys, m_matrix);
+        }
+        const auto status = step(k).apply(m_ctx, m_sys, ps.check, ApplyPhase::configure);
+        if (status == StepStatus::reboot_required) {
+            reboot_requested(ps, k);
+            return;
+        }
+        if (ps.id == "verify") {
+            record(ps.id, StepStatus::done, "", {});
+            return;
+        }
+        // What configure did (a module loaded, a service started) shows in the facts the
+        // checks read.
+        m_facts = detect_facts(m_sys, m_matrix);
+        std::vector<std::string> failed;
+        for (const auto& c : step(k).verify(m_ctx, m_sys)) {
+            if (!c.passed && m_ctx.skipped_steps.count(c.step) == 0) {
+                failed.push_back(fmt::format("{}: expected {}, found {}{}", c.id, c.expected,
+                                             c.found,
+                                             c.fix.empty() ? "" : " (fix: " + c.fix + ")"));
             }
+        }
+        if (failed.empty()) {
+            record(ps.id, StepStatus::done, "", versions(ps.check));
+            return;
+        }
+        const auto list = join(failed, "; ");
+        if (!m_reboot_message.empty()) {
+            // Applied, but not provable before the reboot an earlier step waits for (the
+            // checks talk to the driver): pending, and the resumed run verifies it.
+            record(ps.id, StepStatus::pending,
+                   fmt::format("applied; verified after the reboot ({})", list),
+                   versions(ps.check));
+            return;
+        }
+        throw HostError(fmt::format("applied, but {} of its check{} failed: {}", failed.size(),
+                                    failed.size() == 1 ? "" : "s", list));
+    }
+
+    /// The reboot budget: one reboot per step. The first request in a boot is recorded with
+    /// that boot's id; a request in a later boot means the reboot happened and did not help,
+    /// and the step fails with its evidence instead of rebooting the host again (and again).
+    void reboot_requested(const PlannedStep& ps, std::size_t k) {
+        auto evidence = step(k).reboot_evidence(m_ctx, m_sys);
+        if (evidence.empty()) {
+            evidence = reboot_reason();
+        }
+        const auto* last = m_journal.step(ps.id);
+        const std::string first_boot = last != nullptr ? last->reboot_boot_id : "";
+        const std::string first_at = last != nullptr ? last->reboot_requested_at : "";
+        if (!first_boot.empty() && !m_boot_id.empty() && first_boot != m_boot_id) {
+            throw HostError(fmt::format(
+                "still needs a reboot after the reboot it asked for{} (boot {}, now boot {}): "
+                "a reboot did not help, and gpuprov does not reboot twice for one step. "
+                "Evidence: {}. Fix the cause (see `gpuprov doctor`), reboot by hand if the fix "
+                "needs it, then run apply again",
+                first_at.empty() ? "" : " at " + first_at, first_boot, m_boot_id, evidence));
+        }
+        auto& entry = m_journal.upsert(ps.id);
+        if (entry.reboot_boot_id.empty()) {
+            entry.reboot_boot_id = m_boot_id;
+            entry.reboot_requested_at = rfc3339(m_sys.now());
+        }
+        record(ps.id, StepStatus::reboot_required, evidence, versions(ps.check));
+        if (m_reboot_message.empty()) {
+            m_reboot_message = fmt::format("step '{}' needs a reboot: {}", ps.id, evidence);
+        }
+    }
+
+    // A failure inside a batch: every step of it that has no entry from this run yet gets its
+    // own. When the package transaction failed, the error is each package step's own (their
+    // packages were in it); otherwise the failed step has it and the later ones were not run.
+    void fail_group(const Plan& plan, const std::vector<std::size_t>& active, std::size_t current,
+                    const std::string& message, bool in_install) {
+        for (const auto k : active) {
+            const auto& ps = plan.steps[k];
+            if (m_recorded.count(ps.id) != 0) {
+                continue;
+            }
+            std::string why = message;
+            if (m_result.interrupted) {
+                // Every step left says the same: the run was stopped before it.
+            } else if (in_install) {
+                why = ps.check.installs.empty()
+                          ? "not run: the package transaction of its batch failed: " + message
+                          : message;
+            } else if (k != current) {
+                why = fmt::format("not run: step '{}' of the same batch failed: {}",
+                                  plan.steps[current].id, message);
+            }
+            record(ps.id, StepStatus::failed, why, {});
         }
         fail(message);
     }
@@ -324,11 +495,18 @@ private:
         }
         s.status = std::string(to_string(status));
         s.finished_at = now;
+        if (status == StepStatus::done || status == StepStatus::satisfied) {
+            // The reboot worked (or was never needed): a later need, say after a branch
+            // change, gets its own reboot.
+            s.reboot_boot_id.clear();
+            s.reboot_requested_at.clear();
+        }
         s.message = message;
         if (!versions.empty()) {
             s.versions = std::move(versions);
         }
         m_result.steps.emplace_back(id, status);
+        m_recorded.insert(id);
         m_rep.step_finished(id, status, message);
         // Each save is an fsync; a step that changed nothing is written with the run's end.
         if (runs_now(status)) {
@@ -349,7 +527,7 @@ private:
         m_result.index_refreshes = m_refreshes;
         if (m_result.status == StepStatus::reboot_required) {
             try {
-                detail::install_resume_unit(m_sys, m_opt.gpuprov_path, m_opt.profile_arg);
+                detail::install_resume_unit(m_sys, resume_command());
                 m_journal.reboot_pending = true;
                 m_journal.result = "reboot-required";
             } catch (const Error& e) {
@@ -363,15 +541,72 @@ private:
             m_journal.reboot_pending = false;
             m_journal.result = "done";
         } else {
+            // Pending only if a step of this run still waits for one; a step whose reboot did
+            // not help has failed, and no reboot is pending for it.
+            m_journal.reboot_pending = !m_reboot_message.empty();
             m_journal.result = "failed";
         }
+        m_journal.message = m_result.message;
         m_journal.run_finished_at = rfc3339(m_sys.now());
         save_journal(m_sys, m_journal);
         if (m_result.status == StepStatus::reboot_required &&
-            m_opt.reboot == RebootPolicy::if_needed) {
+            m_opt.reboot == RebootPolicy::if_needed && !stop_requested()) {
+            // Only steps within their budget get here: one that already had its reboot failed.
             m_rep.info("rebooting now; gpuprov-resume.service finishes the run at boot");
-            run_checked(m_sys, {.argv = {"systemctl", "reboot"}, .timeout = 60s});
+            const auto r = m_sys.run({.argv = {"systemctl", "reboot"}, .timeout = 60s});
+            if (!r.ok()) {
+                // The run's result stands (a reboot is needed, the unit is in place); only the
+                // automatic part did not happen.
+                m_rep.info(fmt::format("systemctl reboot failed (exit {}): {}; reboot by hand",
+                                       r.exit_code, std::string(trim(r.err))));
+            }
         }
+    }
+
+    /// finish() for the catch-alls: whatever fails in it, the journal still gets a final
+    /// result, however little else can be written.
+    void finish_safely() {
+        try {
+            finish();
+            return;
+        } catch (const std::exception& e) {
+            fail(m_result.message + (m_result.message.empty() ? "" : "; ") +
+                 "while saving the journal: " + e.what());
+        } catch (...) {
+            fail(m_result.message + "; while saving the journal: unknown exception");
+        }
+        try {
+            m_journal.result = "failed";
+            m_journal.message = m_result.message;
+            m_journal.run_finished_at = rfc3339(m_sys.now());
+            save_journal(m_sys, m_journal);
+        } catch (...) {
+            // Nothing is left to write it with; the result still reaches the caller.
+        }
+    }
+
+    /// The same run again, from stable places: the installed binary path, the profile under
+    /// /etc/gpuprov/ (or the built-in name), the same filters and reboot policy.
+    [[nodiscard]] detail::ResumeCommand resume_command() {
+        return {.gpuprov_path = m_ctx.gpuprov_path,
+                .profile = resume_profile(),
+                .only = m_opt.filter.only,
+                .skip = m_opt.filter.skip,
+                .reboot_if_needed = m_opt.reboot == RebootPolicy::if_needed,
+                .allow_remove = m_opt.allow_remove};
+    }
+
+    /// Installs the profile where the resume unit reads it, so /tmp/p.yaml may vanish with the
+    /// reboot. The built-in profiles are in the binary: their name is enough.
+    [[nodiscard]] std::string resume_profile() {
+        if (m_opt.profile_text.empty()) {
+            return m_opt.profile_arg;
+        }
+        const auto path = installed_profile_path(m_profile.name);
+        if (path != m_opt.profile_arg && m_sys.read_file(path) != m_opt.profile_text) {
+            m_sys.write_file_atomic(path, m_opt.profile_text, 0644);
+        }
+        return path;
     }
 
     System& m_sys;
@@ -389,6 +624,9 @@ private:
     std::vector<PlannedTransaction> m_planned;
     std::vector<PackagePin> m_installed; ///< every package the transaction installed
     int m_refreshes = 0;
+    std::set<std::string> m_recorded; ///< steps with an entry from this run
+    std::string m_boot_id;            ///< this boot's id (empty: unknown, no budget check)
+    std::string m_reboot_message;     ///< the first step's reboot need in this run; empty: none
 };
 
 } // namespace

@@ -49,6 +49,11 @@ std::optional<std::string> filtered_out(const std::string& id, const StepFilter&
 
 } // namespace
 
+std::optional<std::string> step_filtered_out(const std::string& id, const StepFilter& filter,
+                                             const Profile& profile) {
+    return filtered_out(id, filter, profile);
+}
+
 Plan build_plan(const StepContext& ctx, const System& sys,
                 const std::vector<std::unique_ptr<Step>>& steps, const StepFilter& filter) {
     Plan plan;

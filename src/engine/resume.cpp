@@ -19,14 +19,40 @@ bool plain_path(const std::string& s) {
 
 } // namespace
 
-void install_resume_unit(System& sys, const std::string& gpuprov_path,
-                         const std::string& profile_arg) {
-    if (!plain_path(gpuprov_path) || !plain_path(profile_arg)) {
-        throw HostError(fmt::format(
-            "cannot set up resume after reboot: profile path '{}' has characters other than "
-            "letters, digits, '.', '_', '/', '-'; move the profile to a plain path",
-            profile_arg));
+std::string resume_exec_start(const ResumeCommand& cmd) {
+    for (const auto* word : {&cmd.gpuprov_path, &cmd.profile}) {
+        if (!plain_path(*word)) {
+            throw HostError(fmt::format(
+                "cannot set up resume after reboot: '{}' has characters other than letters, "
+                "digits, '.', '_', '/', '-'; move the profile or binary to a plain path",
+                *word));
+        }
     }
+    // The filters and the reboot policy travel with the run: a resumed `apply --skip
+    // monitoring --reboot never` must not install monitoring or reboot by itself.
+    auto line = fmt::format("{} apply {} --yes --reboot {}", cmd.gpuprov_path, cmd.profile,
+                            cmd.reboot_if_needed ? "if-needed" : "never");
+    for (const auto& [flag, ids] :
+         {std::pair{"--only", &cmd.only}, std::pair{"--skip", &cmd.skip}}) {
+        if (ids->empty()) {
+            continue;
+        }
+        std::string list;
+        for (const auto& id : *ids) {
+            if (!plain_path(id)) {
+                throw HostError(fmt::format("cannot set up resume after reboot: step id '{}'", id));
+            }
+            list += (list.empty() ? "" : ",") + id;
+        }
+        line += fmt::format(" {} {}", flag, list);
+    }
+    if (cmd.allow_remove) {
+        line += " --allow-remove";
+    }
+    return line;
+}
+
+void install_resume_unit(System& sys, const ResumeCommand& cmd) {
     const auto unit =
         fmt::format("{}[Unit]\n"
                     "Description=Finish gpuprov provisioning after the reboot the driver needed\n"
@@ -34,11 +60,11 @@ void install_resume_unit(System& sys, const std::string& gpuprov_path,
                     "After=network-online.target\n\n"
                     "[Service]\n"
                     "Type=oneshot\n"
-                    "ExecStart={} apply {} --yes --reboot if-needed\n"
+                    "ExecStart={}\n"
                     "StandardOutput=journal+console\n\n"
                     "[Install]\n"
                     "WantedBy=multi-user.target\n",
-                    steps::kManagedHeader, gpuprov_path, profile_arg);
+                    steps::kManagedHeader, resume_exec_start(cmd));
     sys.write_file_atomic(kResumeUnitPath, unit, 0644);
     if (steps::have_systemctl(sys)) {
         (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});

@@ -52,6 +52,7 @@ std::string journal_to_json_text(const Journal& j) {
                       {"run_started_at", j.run_started_at},
                       {"run_finished_at", j.run_finished_at},
                       {"result", j.result},
+                      {"message", j.message},
                       {"reboot_pending", j.reboot_pending},
                       {"runs", j.runs},
                       {"boot_id", j.boot_id},
@@ -68,6 +69,7 @@ Journal journal_from_json_text(std::string_view text) {
     j.run_started_at = doc.value("run_started_at", "");
     j.run_finished_at = doc.value("run_finished_at", "");
     j.result = doc.value("result", "");
+    j.message = doc.value("message", "");
     j.reboot_pending = doc.value("reboot_pending", false);
     j.runs = doc.value("runs", 0);
     // Fields added after schema 1 shipped default to empty, so older files still load.

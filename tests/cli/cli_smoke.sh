@@ -54,8 +54,19 @@ expect_exit 1 "plan --detailed-exitcode blocked" "$bin" --root "$fixtures/hosts/
 expect_exit 2 "detailed exit code with changes" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nouveau --detailed-exitcode
 expect_exit 0 "plain exit code with changes" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nouveau
 expect_exit 0 "detailed exit code, nothing to do" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only fabric-manager --detailed-exitcode
-expect_exit 1 "unknown step id" "$bin" plan cv-train --only nvidia
+# Usage errors exit 2 (design.md).
+expect_exit 2 "unknown step id" "$bin" plan cv-train --only nvidia
 grep -q "step ids are" /tmp/cli_smoke.err && ok || bad "unknown step id message lists the ids"
+expect_exit 2 "unknown flag" "$bin" plan cv-train --no-such-flag
+expect_exit 0 "--help" "$bin" plan --help
+expect_exit 2 "--root that does not exist" "$bin" --root /nonexistent/gpuprov-root plan cv-train
+grep -q "no such directory" /tmp/cli_smoke.err && ok || bad "--root message: $(head -c 200 /tmp/cli_smoke.err)"
+expect_exit 2 "--root that is a file" "$bin" --root "$fixtures/hosts/debian-12/etc/os-release" facts
+grep -q "not a directory" /tmp/cli_smoke.err && ok || bad "--root file message: $(head -c 200 /tmp/cli_smoke.err)"
+expect_exit 2 "apply --root is refused" "$bin" --root "$fixtures/hosts/debian-12" apply cv-train --yes
+grep -q "is refused" /tmp/cli_smoke.err && ok || bad "apply --root message: $(head -c 200 /tmp/cli_smoke.err)"
+# verify takes the same filters as apply, and refuses unknown ids the same way.
+expect_exit 2 "verify --skip unknown" "$bin" verify cv-train --skip nvidia
 
 # Malformed profiles: exit 1 with file:line:col, nothing written.
 for f in "$fixtures"/profiles/bad/*.yaml; do

@@ -223,7 +223,7 @@ TEST_F(Apply, NouveauLoadedMeansRebootThenResume) {
     const auto unit = host.sys.file(kResumeUnit);
     ASSERT_TRUE(unit);
     EXPECT_TRUE(contains(*unit, "ExecStart=/usr/local/bin/gpuprov apply " + kProfileArg +
-                                    " --yes --reboot if-needed\n"))
+                                    " --yes --reboot never\n"))
         << *unit;
     EXPECT_TRUE(contains(*unit, "Type=oneshot\n"));
     EXPECT_TRUE(contains(*unit, "WantedBy=multi-user.target\n"));

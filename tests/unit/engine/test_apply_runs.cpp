@@ -1,0 +1,520 @@
+// apply's honesty about each run: a step's own checks after it applies, one journal entry per
+// step of a failed batch, the configure half of other steps while the driver waits for a reboot,
+// the reboot budget (one reboot per step, by boot id), the resume unit's command, never an abort,
+// and a stop signal between steps.
+#include "host_builder.hpp"
+
+#include <csignal>
+#include <gpuprov/error.hpp>
+#include <gpuprov/interrupt.hpp>
+#include <gpuprov/journal.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace gpuprov;
+using namespace gpuprov::enginetest;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
+const std::string kBootA = "6c1f7a52-8f0e-4b59-9d3b-1a2b3c4d5e6f";
+const std::string kBootB = "0d9e8c7b-6a5f-4e3d-8c2b-a1b2c3d4e5f6";
+const Strings kEnableTimer = {"systemctl", "enable", "--now", "gpuprov-metrics.timer"};
+
+struct Runs : ::testing::Test {
+    Profile profile = load_test_profile();
+    ApplyOptions options{.profile_arg = kProfileArg};
+    RecordingReporter reporter;
+
+    ApplyResult apply(TestHost& host) {
+        return apply_profile(host.sys, profile, matrix(), options, reporter);
+    }
+    static Journal journal(const TestHost& host) {
+        const auto j = load_journal(host.sys);
+        EXPECT_TRUE(j.has_value());
+        return j.value_or(Journal{});
+    }
+    static std::string status_of(const TestHost& host, const std::string& id) {
+        const auto j = journal(host);
+        return j.step(id) != nullptr ? j.step(id)->status : "(none)";
+    }
+    static std::string exec_start(const TestHost& host) {
+        const auto unit = host.sys.file(kResumeUnit).value_or("");
+        const auto at = unit.find("ExecStart=");
+        return at == std::string::npos ? "" : unit.substr(at, unit.find('\n', at) - at);
+    }
+};
+
+// ---- A: a step's own verify, failed batches, configure beside a pending reboot ----
+
+TEST_F(Runs, StepFailsWhenItsOwnChecksFailAfterApplying) {
+    TestHost host;
+    // systemctl says yes but enables nothing: the metrics timer is not linked.
+    host.sys.on_command(kEnableTimer, CommandResult{});
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_TRUE(contains(r.message, "monitoring.timer")) << r.message;
+    EXPECT_TRUE(contains(r.message, "expected enabled")) << r.message;
+    EXPECT_TRUE(contains(r.message, "gpuprov apply")) << r.message; // the check's fix
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_EQ(j.step("monitoring")->status, "failed");
+    EXPECT_TRUE(contains(j.step("monitoring")->message, "monitoring.timer"));
+    // The steps before it passed their own checks.
+    EXPECT_EQ(j.step("driver")->status, "done");
+    EXPECT_EQ(j.step("cudnn")->status, "done");
+}
+
+TEST_F(Runs, EveryStepOfAFailedBatchGetsTheSharedErrorInItsOwnEntry) {
+    TestHost host;
+    host.sys.on_command_prefix({"apt-get", "install", "--yes"}, [](const Command&) {
+        return CommandResult{.exit_code = 100,
+                             .err = "E: Sub-process /usr/bin/dpkg returned an error code (1)\n"};
+    });
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed);
+    const auto j = journal(host);
+    for (const auto* id :
+         {"driver", "fabric-manager", "cuda-toolkit", "cudnn", "nccl", "container-toolkit"}) {
+        ASSERT_NE(j.step(id), nullptr) << id;
+        EXPECT_EQ(j.step(id)->status, "failed") << id;
+        EXPECT_TRUE(contains(j.step(id)->message, "returned an error code (1)"))
+            << id << ": " << j.step(id)->message;
+        EXPECT_FALSE(contains(j.step(id)->message, "not run")) << id;
+    }
+    // Steps of the batch without packages were not run, and say why.
+    for (const auto* id : {"nouveau", "cuda-repo", "tuning", "monitoring"}) {
+        ASSERT_NE(j.step(id), nullptr) << id;
+        EXPECT_EQ(j.step(id)->status, "failed") << id;
+        EXPECT_TRUE(contains(j.step(id)->message, "not run: the package transaction"))
+            << id << ": " << j.step(id)->message;
+    }
+    EXPECT_EQ(j.step("verify"), nullptr); // never reached
+}
+
+TEST_F(Runs, RebootForTheDriverDoesNotSkipTheOtherStepsConfiguration) {
+    TestHost host({.nouveau_loaded = true});
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::reboot_required) << r.message;
+    // Configured although the driver waits: container runtime, tuning files, monitoring.
+    EXPECT_EQ(host.sys.file(kPersistencedDropinPath), kPersistencedDropin);
+    EXPECT_EQ(host.sys.file(kProfileDPath), kProfileD);
+    EXPECT_TRUE(host.sys.exists("/etc/docker/daemon.json"));
+    EXPECT_TRUE(host.sys.exists(kMetricsTimer));
+    EXPECT_EQ(host.ran({"nvidia-ctk", "runtime", "configure"}).size(), 1u);
+    EXPECT_EQ(host.ran(kEnableTimer).size(), 1u);
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "reboot-required");
+    EXPECT_EQ(j.step("driver")->status, "reboot-required");
+    EXPECT_EQ(j.step("monitoring")->status, "done");
+    // What needs the module is not judged now, and is not a failure.
+    for (const auto& s : j.steps) {
+        EXPECT_NE(s.status, "failed") << s.id << ": " << s.message;
+    }
+    ASSERT_NE(j.step("verify"), nullptr);
+    EXPECT_EQ(j.step("verify")->status, "pending");
+    EXPECT_TRUE(contains(j.step("verify")->message, "after the reboot"));
+}
+
+TEST_F(Runs, VerifyAfterTheRebootRunsEvenWhenEveryStepIsSatisfied) {
+    TestHost host;
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    // The last run left verify waiting for a reboot; this run has nothing else to do.
+    auto j = journal(host);
+    j.upsert("verify").status = "pending";
+    save_journal(host.sys, j);
+    host.clear_records();
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_EQ(status_of(host, "verify"), "done");
+    EXPECT_FALSE(host.sys.queries.empty()); // the checks ran
+    // And once it passed, the next run is a no-op again.
+    host.clear_records();
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    EXPECT_TRUE(host.sys.queries.empty());
+    EXPECT_EQ(status_of(host, "verify"), "satisfied");
+}
+
+// ---- A: `gpuprov verify` runs every step's checks and honours the filter ----
+
+TEST_F(Runs, VerifyStepsCoversEveryStepOnceAndHonoursOnlyAndSkip) {
+    TestHost host;
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    StepRunner run(host, profile);
+    const auto steps = make_steps();
+    const auto all = verify_steps(run.ctx(), host.sys, steps, {});
+    std::set<std::string> ids;
+    std::set<std::string> owners;
+    for (const auto& c : all) {
+        EXPECT_TRUE(ids.insert(c.id).second) << "twice: " << c.id;
+        owners.insert(c.step);
+        EXPECT_TRUE(c.passed) << c.id << ": " << c.found;
+    }
+    for (const auto* id :
+         {"cuda-repo.source", "nouveau.blacklisted", "monitoring.timer", "preflight.host"}) {
+        EXPECT_EQ(ids.count(id), 1u) << id;
+    }
+    for (const auto* step : {"driver", "cuda-toolkit", "cudnn", "nccl", "container-toolkit"}) {
+        EXPECT_EQ(owners.count(step), 1u) << step;
+    }
+
+    const auto skipped = verify_steps(run.ctx(), host.sys, steps, {.skip = {"cudnn", "nouveau"}});
+    for (const auto& c : skipped) {
+        EXPECT_NE(c.step, "cudnn") << c.id;
+        EXPECT_NE(c.step, "nouveau") << c.id;
+    }
+    EXPECT_LT(skipped.size(), all.size());
+    const auto only = verify_steps(run.ctx(), host.sys, steps, {.only = {"cudnn"}});
+    ASSERT_FALSE(only.empty());
+    for (const auto& c : only) {
+        EXPECT_EQ(c.step, "cudnn") << c.id;
+    }
+}
+
+TEST_F(Runs, VerifyStepsLeavesOutWhatTheProfileSkips) {
+    profile.skip_steps = {"monitoring"};
+    TestHost host;
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    StepRunner run(host, profile);
+    for (const auto& c : verify_steps(run.ctx(), host.sys, make_steps(), {})) {
+        EXPECT_NE(c.step, "monitoring") << c.id;
+    }
+}
+
+TEST_F(Runs, SkipCudnnPassesTheFinalVerifyWithoutCudnnInstalled) {
+    TestHost host;
+    options.filter.skip = {"cudnn"};
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_FALSE(host.sys.exists("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h"));
+    EXPECT_EQ(status_of(host, "verify"), "done");
+    EXPECT_EQ(status_of(host, "cudnn"), "skipped");
+}
+
+// ---- B: the reboot budget ----
+
+TEST_F(Runs, RebootRequestRecordsTheBootIdAndTheEvidence) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file(kBootIdPath, kBootA + "\n");
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::reboot_required) << r.message;
+    EXPECT_TRUE(contains(r.message, "nouveau is loaded")) << r.message; // driver's evidence
+    const auto j = journal(host);
+    EXPECT_EQ(j.boot_id, kBootA);
+    EXPECT_EQ(j.step("driver")->reboot_boot_id, kBootA);
+    EXPECT_FALSE(j.step("driver")->reboot_requested_at.empty());
+    EXPECT_TRUE(contains(j.step("driver")->message, "nouveau is loaded"));
+    EXPECT_EQ(j.message, r.message);
+}
+
+TEST_F(Runs, SameBootStaysRebootRequiredWithoutALoop) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file(kBootIdPath, kBootA + "\n");
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    const auto first_at = journal(host).step("driver")->reboot_requested_at;
+    host.sys.add_file(kBootIdPath, kBootA + "\n"); // re-run without a reboot
+    options.reboot = RebootPolicy::if_needed;
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::reboot_required) << r.message;
+    EXPECT_EQ(journal(host).step("driver")->reboot_boot_id, kBootA);
+    EXPECT_EQ(journal(host).step("driver")->reboot_requested_at, first_at);
+    EXPECT_EQ(host.ran({"systemctl", "reboot"}).size(), 1u); // its first and only reboot
+}
+
+TEST_F(Runs, AskingAgainAfterARebootFailsWithTheEvidenceAndNeverRebootsAgain) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file(kBootIdPath, kBootA + "\n");
+    options.reboot = RebootPolicy::if_needed;
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    ASSERT_EQ(host.ran({"systemctl", "reboot"}).size(), 1u);
+
+    // The reboot happened (new boot id) and did not help: nouveau still holds the GPUs.
+    host.sys.add_file(kBootIdPath, kBootB + "\n");
+    host.clear_records();
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_TRUE(contains(r.message, "did not help")) << r.message;
+    EXPECT_TRUE(contains(r.message, "nouveau is loaded")) << r.message;
+    EXPECT_TRUE(contains(r.message, kBootA)) << r.message;
+    EXPECT_TRUE(host.ran({"systemctl", "reboot"}).empty());
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_FALSE(j.reboot_pending);
+    EXPECT_EQ(j.step("driver")->status, "failed");
+    EXPECT_EQ(j.step("driver")->reboot_boot_id, kBootA); // the budget stays spent
+
+    // Every later boot: still failed, still no reboot.
+    host.sys.add_file(kBootIdPath, "11111111-2222-4333-8444-555555555555\n");
+    host.clear_records();
+    EXPECT_EQ(apply(host).status, StepStatus::failed);
+    EXPECT_TRUE(host.ran({"systemctl", "reboot"}).empty());
+}
+
+TEST_F(Runs, ABootThatFixedItClearsTheBudget) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file(kBootIdPath, kBootA + "\n");
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    // Next boot: nouveau is gone, the module loads.
+    host.sys.remove_file("/sys/module/nouveau/refcnt");
+    host.sys.add_file("/proc/modules", "ext4 1036288 1 - Live 0x0000000000000000\n");
+    for (const auto& d : host.sys.list_dir("/sys/bus/pci/devices")) {
+        host.sys.remove_file("/sys/bus/pci/devices/" + d + "/driver");
+    }
+    host.sys.add_file("/proc/driver/nvidia/version",
+                      read_fixture("engine/cmd/proc-driver-version-550.txt"));
+    host.sys.add_file(kBootIdPath, kBootB + "\n");
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::done) << r.message;
+    const auto j = journal(host);
+    EXPECT_TRUE(j.step("driver")->reboot_boot_id.empty());
+    EXPECT_EQ(j.step("verify")->status, "done");
+}
+
+TEST_F(Runs, WithoutABootIdTheBudgetCannotBeJudgedAndStaysRebootRequired) {
+    TestHost host({.nouveau_loaded = true});
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(apply(host).status, StepStatus::reboot_required);
+}
+
+// ---- C: the resume unit runs the same apply from stable places ----
+
+TEST_F(Runs, ResumeUnitKeepsTheFiltersThePolicyAndAllowRemove) {
+    TestHost host({.nouveau_loaded = true});
+    options.filter.skip = {"monitoring", "cudnn"};
+    options.reboot = RebootPolicy::if_needed;
+    options.allow_remove = true;
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(exec_start(host), "ExecStart=/usr/local/bin/gpuprov apply " + kProfileArg +
+                                    " --yes --reboot if-needed --skip cudnn,monitoring "
+                                    "--allow-remove");
+}
+
+TEST_F(Runs, ResumeUnitKeepsOnly) {
+    TestHost host({.nouveau_loaded = true});
+    options.filter.only = {"nouveau", "driver", "verify"};
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(exec_start(host), "ExecStart=/usr/local/bin/gpuprov apply " + kProfileArg +
+                                    " --yes --reboot never --only driver,nouveau,verify");
+}
+
+TEST_F(Runs, ResumeUnitRunsTheProfileInstalledUnderEtcGpuprov) {
+    TestHost host({.nouveau_loaded = true});
+    options.profile_arg = "/tmp/p.yaml";
+    options.profile_text = "name: engine-test\nextends: cv-train\n# the file's own text\n";
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file("/etc/gpuprov/engine-test.yaml"), options.profile_text);
+    EXPECT_EQ(host.sys.mode_of("/etc/gpuprov/engine-test.yaml"), 0644u);
+    EXPECT_EQ(exec_start(host), "ExecStart=/usr/local/bin/gpuprov apply "
+                                "/etc/gpuprov/engine-test.yaml --yes --reboot never");
+    EXPECT_FALSE(contains(host.sys.file(kResumeUnit).value_or(""), "/tmp/p.yaml"));
+}
+
+TEST_F(Runs, ResumeUnitNamesABuiltinProfileAndWritesNoCopy) {
+    TestHost host({.nouveau_loaded = true});
+    options.profile_arg = "cv-train";
+    options.profile_text.clear();
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(exec_start(host), "ExecStart=/usr/local/bin/gpuprov apply cv-train --yes --reboot "
+                                "never");
+    EXPECT_TRUE(host.sys.list_dir("/etc/gpuprov").empty());
+}
+
+TEST_F(Runs, UnitsRunThePackagedBinaryWhenThereIsOne) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file("/usr/bin/gpuprov", "packaged gpuprov");
+    options.self_path = "/home/dev/gpuprov/build/gpuprov";
+    host.sys.add_file(options.self_path, "a developer's build");
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_TRUE(contains(exec_start(host), "ExecStart=/usr/bin/gpuprov apply "));
+    EXPECT_TRUE(contains(host.sys.file(kMetricsService).value_or(""),
+                         "ExecStart=/usr/bin/gpuprov metrics"));
+    EXPECT_FALSE(host.sys.exists("/usr/local/bin/gpuprov"));
+}
+
+TEST_F(Runs, ApplyFromElsewhereInstallsItsBinaryWhereUnitsRunIt) {
+    TestHost host({.nouveau_loaded = true});
+    options.self_path = "/home/dev/gpuprov/build/gpuprov";
+    host.sys.add_file(options.self_path, "\x7f"
+                                         "ELF this build");
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file("/usr/local/bin/gpuprov"), "\x7f"
+                                                       "ELF this build");
+    EXPECT_EQ(host.sys.mode_of("/usr/local/bin/gpuprov"), 0755u);
+    for (const auto& unit : {kResumeUnit, kMetricsService}) {
+        const auto text = host.sys.file(unit).value_or("");
+        EXPECT_TRUE(contains(text, "ExecStart=/usr/local/bin/gpuprov ")) << text;
+        EXPECT_FALSE(contains(text, "/build/")) << text;
+        EXPECT_FALSE(contains(text, "/proc/self/exe")) << text;
+    }
+    // Before the units that run it.
+    const auto& written = host.sys.files_written;
+    const auto at = [&](const std::string& p) {
+        return std::find(written.begin(), written.end(), p) - written.begin();
+    };
+    EXPECT_LT(at("/usr/local/bin/gpuprov"), at(kMetricsService));
+}
+
+TEST_F(Runs, ConvergedHostPlansAndAppliesAsANoOpWhateverBinaryRuns) {
+    TestHost host;
+    options.self_path = "/home/dev/gpuprov/build/gpuprov";
+    host.sys.add_file(options.self_path, "build 1");
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    // A later build, run from the build tree, on the converged host.
+    host.sys.add_file(options.self_path, "build 2");
+    {
+        StepRunner run(host, profile);
+        StepContext ctx{profile, run.facts(), matrix(), run.ctx().repos,
+                        units_gpuprov_path(host.sys)};
+        const auto plan = build_plan(ctx, host.sys, make_steps(), {});
+        EXPECT_FALSE(plan.changes_pending());
+        EXPECT_FALSE(gpuprov_binary_change(host.sys, options.self_path, plan.changes_pending()));
+    }
+    host.clear_records();
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    EXPECT_EQ(host.sys.file("/usr/local/bin/gpuprov"), "build 1"); // not replaced on a no-op
+}
+
+TEST_F(Runs, BinaryChangeIsPlannedOnlyWhenItIsNeeded) {
+    TestHost host;
+    const std::string self = "/opt/gpuprov/gpuprov";
+    host.sys.add_file(self, "this build");
+    EXPECT_TRUE(gpuprov_binary_change(host.sys, self, false)); // missing: always
+    host.sys.add_file("/usr/local/bin/gpuprov", "an older build");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, false));
+    const auto change = gpuprov_binary_change(host.sys, self, true);
+    ASSERT_TRUE(change);
+    EXPECT_EQ(change->target, "/usr/local/bin/gpuprov");
+    host.sys.add_file("/usr/local/bin/gpuprov", "this build");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, "/usr/local/bin/gpuprov", true));
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, "", true));
+    EXPECT_EQ(installed_profile_path("my train/../x"), "/etc/gpuprov/my_train_.._x.yaml");
+}
+
+// ---- D: never abort; the journal always ends final ----
+
+TEST_F(Runs, InvalidUtf8InAptsErrorGivesACleanFailureAndValidJson) {
+    TestHost host;
+    host.sys.on_command_prefix({"apt-get", "install", "--yes"}, [](const Command&) {
+        return CommandResult{.exit_code = 100, .err = "E: paquet \xff\xfe cass\xe9\n"};
+    });
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed);
+    const auto text = host.sys.file(kJournalPath).value_or("");
+    const auto doc = nlohmann::json::parse(text); // valid JSON, UTF-8 throughout
+    EXPECT_EQ(doc["result"], "failed");
+    EXPECT_TRUE(contains(text, "\xef\xbf\xbd")) << text; // U+FFFD where the bytes were
+}
+
+TEST_F(Runs, InvalidUtf8InOsReleaseEndsWithAFinalJournal) {
+    TestHost host;
+    host.sys.add_file("/etc/os-release", "PRETTY_NAME=\"Deb\xff\xfe\"\nNAME=\"Deb\xff\"\n"
+                                         "VERSION_ID=\"12\xff\"\nID=deb\xff\xfe\n");
+    ApplyResult r;
+    ASSERT_NO_THROW(r = apply(host));
+    EXPECT_EQ(r.status, StepStatus::failed);
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_TRUE(nlohmann::json::accept(host.sys.file(kJournalPath).value_or("")));
+}
+
+TEST_F(Runs, AnExceptionFromAnywhereEndsTheRunWithAFinalJournal) {
+    TestHost host;
+    host.sys.on_command_prefix(
+        {"apt-get", "install", "--yes"},
+        [](const Command&) -> CommandResult { throw std::runtime_error("bad_alloc, say"); });
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(contains(r.message, "internal error")) << r.message;
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_TRUE(contains(j.message, "bad_alloc, say")) << j.message;
+    EXPECT_FALSE(j.run_finished_at.empty());
+}
+
+TEST_F(Runs, AnExceptionWhilePlanningEndsTheRunWithAFinalJournal) {
+    TestHost host;
+    host.sys.on_command_prefix({"gpgv"}, [](const Command&) -> CommandResult { throw 42; });
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_EQ(journal(host).result, "failed");
+    EXPECT_FALSE(journal(host).message.empty());
+}
+
+TEST_F(Runs, ACorruptJournalIsMovedAsideAndTheRunGoesOn) {
+    TestHost host;
+    host.sys.add_file(kJournalPath, "{\"schema\": 1, \"steps\": [{\"id\": \"dri");
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::done) << r.message;
+    std::string moved;
+    for (const auto& name : host.sys.list_dir("/var/lib/gpuprov")) {
+        if (name.rfind("state.json.corrupt-", 0) == 0) {
+            moved = "/var/lib/gpuprov/" + name;
+        }
+    }
+    ASSERT_FALSE(moved.empty());
+    EXPECT_EQ(host.sys.file(moved), "{\"schema\": 1, \"steps\": [{\"id\": \"dri");
+    EXPECT_EQ(journal(host).result, "done");
+    EXPECT_EQ(journal(host).runs, 1);
+    bool warned = false;
+    for (const auto& line : reporter.infos) {
+        warned = warned || contains(line, moved);
+    }
+    EXPECT_TRUE(warned);
+}
+
+// ---- F: a stop signal ends the run between steps ----
+
+struct Stops : Runs {
+    void SetUp() override {
+        install_stop_handlers();
+        clear_stop_request();
+    }
+    void TearDown() override { clear_stop_request(); }
+};
+
+TEST_F(Stops, SignalDuringPrepareStopsBeforeThePackageTransaction) {
+    TestHost host;
+    host.sys.on_command_prefix({"update-initramfs", "-u"}, [](const Command&) {
+        std::raise(SIGTERM); // systemctl stop, shutdown
+        return CommandResult{};
+    });
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_TRUE(contains(r.message, "interrupted by signal SIGTERM")) << r.message;
+    EXPECT_TRUE(host.ran({"apt-get", "install", "--yes"}).empty());
+    EXPECT_TRUE(host.ran({"apt-get", "update"}).empty()); // cuda-repo's prepare never started
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_TRUE(contains(j.message, "interrupted by signal")) << j.message;
+    EXPECT_EQ(j.step("nouveau")->status, "failed");
+    EXPECT_TRUE(contains(j.step("cuda-repo")->message, "interrupted by signal"));
+    EXPECT_EQ(j.step("verify"), nullptr);
+}
+
+TEST_F(Stops, SignalBeforeTheRunStartsChangesNothing) {
+    TestHost host;
+    std::raise(SIGINT);
+    const auto r = apply(host);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_TRUE(contains(r.message, "SIGINT")) << r.message;
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    EXPECT_EQ(journal(host).result, "failed");
+}
+
+TEST_F(Stops, NoRebootAfterAStop) {
+    TestHost host({.nouveau_loaded = true});
+    options.reboot = RebootPolicy::if_needed;
+    host.sys.on_command_prefix({"nvidia-ctk", "runtime", "configure"}, [](const Command&) {
+        std::raise(SIGINT);
+        return CommandResult{};
+    });
+    const auto r = apply(host);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_TRUE(host.ran({"systemctl", "reboot"}).empty());
+    EXPECT_EQ(journal(host).result, "failed");
+}
+
+} // namespace
