@@ -55,7 +55,9 @@ public:
         if (have_systemctl(sys)) {
             (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
         }
-        ensure_unit_enabled(sys, kUnit, true);
+        // The daemon needs the loaded module: while the driver waits for its reboot the unit is
+        // only enabled, and the boot starts it (starting it now fails, as the real one does).
+        ensure_unit_enabled(sys, kUnit, sys.exists("/proc/driver/nvidia/version"));
         return StepStatus::done;
     }
 

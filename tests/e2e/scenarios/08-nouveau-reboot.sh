@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # (h) nouveau holds the GPUs: apply blacklists it, installs the driver, stops with exit 3
 # (reboot-required) and enables gpuprov-resume.service; after the "reboot" the unit's own
-# ExecStart finishes the job and removes the unit.
+# ExecStart finishes the job and removes the unit. The unit reruns the same apply from stable
+# places: the installed binary, the profile copied under /etc/gpuprov/, and the run's filters
+# (this run skips monitoring, and the resumed run must too). The journal records the boot id of
+# the reboot request; the "reboot" changes it.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -10,12 +13,32 @@ scenario_begin nouveau
 UNIT=/etc/systemd/system/gpuprov-resume.service
 WANTS=/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service
 
-gp apply "$PROFILE_IN_ROOT" --yes
+BOOT_ID=/proc/sys/kernel/random/boot_id
+INSTALLED_PROFILE=/etc/gpuprov/e2e-debian12.yaml # the profile's name: e2e-debian12
+METRICS_TIMER=/etc/systemd/system/gpuprov-metrics.timer
+mkdir -p "$ROOT$(dirname "$BOOT_ID")"
+echo 3f0b6a1c-0000-4000-8000-00000000b001 >"$ROOT$BOOT_ID"
+
+# The user's profile path may not survive the reboot (/tmp); the unit must not depend on it.
+cp "$ROOT$PROFILE_IN_ROOT" "$ROOT/tmp/p.yaml"
+gp apply /tmp/p.yaml --yes --skip monitoring
 expect_rc "apply with nouveau loaded" 3
 assert_eq "journal result" reboot-required "$(journal_result)"
+assert_grep "journal has the boot id of the reboot request" \
+    '"reboot_boot_id": "3f0b6a1c-0000-4000-8000-00000000b001"' "$ROOT/var/lib/gpuprov/state.json"
 assert_grep "nouveau blacklisted" '^blacklist nouveau$' "$ROOT/etc/modprobe.d/blacklist-nouveau.conf"
 assert_file "resume unit written" "$ROOT$UNIT"
-assert_grep "resume unit ExecStart" "^ExecStart=/usr/local/bin/gpuprov apply $PROFILE_IN_ROOT --yes --reboot if-needed\$" "$ROOT$UNIT"
+assert_grep "resume unit ExecStart: installed binary, installed profile, the run's filters" \
+    "^ExecStart=/usr/local/bin/gpuprov apply $INSTALLED_PROFILE --yes --reboot never --skip monitoring\$" "$ROOT$UNIT"
+check "resume unit never runs a build tree or /proc/self/exe" \
+    bash -c "! grep -Eq '/proc/self/exe|/build/|/tmp/p.yaml' '$ROOT$UNIT'"
+assert_file "profile installed for the resume unit" "$ROOT$INSTALLED_PROFILE"
+check "installed profile is the one apply ran" cmp -s "$ROOT/tmp/p.yaml" "$ROOT$INSTALLED_PROFILE"
+check "installed profile is 0644 root:root" test "$(stat -c '%a %u %g' "$ROOT$INSTALLED_PROFILE")" = "644 0 0"
+assert_no_file "monitoring skipped" "$ROOT$METRICS_TIMER"
+# Not blocked by the driver's reboot: the other steps' configuration is done already.
+assert_file "tuning configured before the reboot" \
+    "$ROOT/etc/systemd/system/nvidia-persistenced.service.d/gpuprov.conf"
 if [[ -L "$ROOT$WANTS" ]]; then
     target=$(readlink "$ROOT$WANTS")
     case "$target" in
@@ -29,6 +52,8 @@ fi
 check "no driver module before the reboot" test ! -e "$ROOT/proc/driver/nvidia/version"
 
 # --- the reboot: blacklist honoured, nouveau gone, the NVIDIA module loads --------------------
+rm -f "$ROOT/tmp/p.yaml"
+echo 3f0b6a1c-0000-4000-8000-00000000b002 >"$ROOT$BOOT_ID"
 rootfs_load_nvidia_module "$ROOT"
 execstart=$(sed -n 's/^ExecStart=//p' "$ROOT$UNIT" 2>/dev/null | head -n 1)
 if [[ -z "$execstart" ]]; then
@@ -42,8 +67,17 @@ expect_rc "resume unit's ExecStart after the reboot" 0
 assert_no_file "resume unit removed when done" "$ROOT$UNIT"
 assert_no_file "resume unit's wants symlink removed" "$ROOT$WANTS"
 assert_eq "journal result" "done" "$(journal_result)"
-gp verify "$PROFILE_IN_ROOT"
-expect_rc "verify after resume" 0
+assert_no_file "the resumed run kept --skip monitoring" "$ROOT$METRICS_TIMER"
+gp verify "$PROFILE_IN_ROOT" --skip monitoring
+expect_rc "verify --skip monitoring after resume" 0
+# verify judges every step's checks: monitoring was skipped, so the full verify says so.
+gp verify "$PROFILE_IN_ROOT" --json
+expect_rc "full verify flags the skipped monitoring" 1
+check "only monitoring's checks fail" "$E2E_PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+bad = {c["step"] for c in d["checks"] if not c["passed"]}
+ids = {c["id"] for c in d["checks"]}
+sys.exit(0 if bad == {"monitoring"} and "nouveau.blacklisted" in ids and "cuda-repo.source" in ids else 1)' "$GP_STDOUT"
 assert_pkg cuda-drivers-550 550.54.15-1
 assert_pkg cuda-toolkit-12-4 12.4.1-1
 scenario_end
