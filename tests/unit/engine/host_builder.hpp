@@ -12,6 +12,7 @@
 #include <fstream>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/facts.hpp>
+#include <gpuprov/journal.hpp>
 #include <gpuprov/local_system.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/nvidia_smi.hpp>
@@ -395,8 +396,8 @@ private:
                 if (eq == std::string::npos) {
                     if (arg.ends_with("-")) {
                         const auto name = arg.substr(0, arg.size() - 1);
-                        out += "Remv " + name + " [" +
-                               package_field(name, "Version").value_or("") + "]\n";
+                        out += "Remv " + name + " [" + package_field(name, "Version").value_or("") +
+                               "]\n";
                     }
                     continue;
                 }
@@ -603,6 +604,24 @@ public:
         finished.emplace_back(std::string(id), status);
     }
     void info(std::string_view message) override { infos.emplace_back(message); }
+};
+
+inline const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
+
+/// The fixture every apply_profile test shares: the test profile, options, a reporter.
+struct ApplyTest : ::testing::Test {
+    Profile profile = load_test_profile();
+    ApplyOptions options{.profile_arg = kProfileArg};
+    RecordingReporter reporter;
+
+    ApplyResult apply(TestHost& host) {
+        return apply_profile(host.sys, profile, matrix(), options, reporter);
+    }
+    static Journal journal(const TestHost& host) {
+        const auto j = load_journal(host.sys);
+        EXPECT_TRUE(j.has_value());
+        return j.value_or(Journal{});
+    }
 };
 
 } // namespace gpuprov::enginetest

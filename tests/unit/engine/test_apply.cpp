@@ -11,8 +11,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
-
 const Strings kAllPins = {"cuda-drivers-550=550.127.08-1",
                           "cuda-drivers-fabricmanager-550=550.127.08-1",
                           "cuda-toolkit-12-4=12.4.1-1",
@@ -25,20 +23,7 @@ const Strings kAllPins = {"cuda-drivers-550=550.127.08-1",
                           "libnvidia-container-tools=1.17.0-1",
                           "libnvidia-container1=1.17.0-1"};
 
-struct Apply : ::testing::Test {
-    Profile profile = load_test_profile();
-    ApplyOptions options{.profile_arg = kProfileArg};
-    RecordingReporter reporter;
-
-    ApplyResult apply(TestHost& host) {
-        return apply_profile(host.sys, profile, matrix(), options, reporter);
-    }
-    static Journal journal(const TestHost& host) {
-        const auto j = load_journal(host.sys);
-        EXPECT_TRUE(j.has_value());
-        return j.value_or(Journal{});
-    }
-};
+using Apply = ApplyTest;
 
 TEST_F(Apply, FreshHostConvergesWithOneTransactionAndOneRefreshPerRepository) {
     TestHost host;

@@ -16,24 +16,11 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
 const std::string kBootA = "6c1f7a52-8f0e-4b59-9d3b-1a2b3c4d5e6f";
 const std::string kBootB = "0d9e8c7b-6a5f-4e3d-8c2b-a1b2c3d4e5f6";
 const Strings kEnableTimer = {"systemctl", "enable", "--now", "gpuprov-metrics.timer"};
 
-struct Runs : ::testing::Test {
-    Profile profile = load_test_profile();
-    ApplyOptions options{.profile_arg = kProfileArg};
-    RecordingReporter reporter;
-
-    ApplyResult apply(TestHost& host) {
-        return apply_profile(host.sys, profile, matrix(), options, reporter);
-    }
-    static Journal journal(const TestHost& host) {
-        const auto j = load_journal(host.sys);
-        EXPECT_TRUE(j.has_value());
-        return j.value_or(Journal{});
-    }
+struct Runs : ApplyTest {
     static std::string status_of(const TestHost& host, const std::string& id) {
         const auto j = journal(host);
         return j.step(id) != nullptr ? j.step(id)->status : "(none)";

@@ -91,14 +91,7 @@ TEST(Dependencies, NamesAndClosure) {
     EXPECT_TRUE(is_driver_package("libcuda1"));
 }
 
-struct Transaction : ::testing::Test {
-    Profile profile = load_test_profile();
-    ApplyOptions options{.profile_arg = "/etc/gpuprov/engine-test.yaml"};
-    RecordingReporter reporter;
-    ApplyResult apply(TestHost& host) {
-        return apply_profile(host.sys, profile, matrix(), options, reporter);
-    }
-};
+using Transaction = ApplyTest;
 
 // apt (here the fake) wants to remove a package nobody asked gpuprov to touch.
 void simulate_with_removal(TestHost& host, std::string removed) {
