@@ -86,6 +86,10 @@ private:
     const Profile& m_profile;
     const HostFacts& m_facts;
     std::string m_cache_dir;
+
+public:
+    /// Where the verified indexes are: the transaction simulation's view links to them.
+    [[nodiscard]] const std::string& cache_dir() const { return m_cache_dir; }
     mutable std::map<std::string, RepoState> m_loaded;
 };
 

@@ -65,7 +65,8 @@ public:
             }
         }
         reverify_after_reboot(plan);
-        const auto cache_dir = default_repo_cache_dir(m_sys);
+        // The simulation must see the very indexes the steps pinned from.
+        const auto& cache_dir = m_repos.cache_dir();
         resolve_transactions(m_sys, m_ctx, plan,
                              {.allow_remove = m_opt.allow_remove,
                               .scratch_dir = cache_dir + "/apt-view",

@@ -94,20 +94,18 @@ TEST(Dependencies, NamesAndClosure) {
 using Transaction = ApplyTest;
 
 // apt (here the fake) wants to remove a package nobody asked gpuprov to touch.
-void simulate_with_removal(TestHost& host, std::string removed) {
-    host.sys.on_command_prefix(
-        {"apt-get", "install", "--simulate"}, [&host, removed](const Command& cmd) {
-            std::string out = "Remv " + removed + " [560.35.03-1]\n";
-            for (const auto& a : cmd.argv) {
-                const auto eq = a.find('=');
-                if (eq != std::string::npos && a.find("::") == std::string::npos &&
-                    !a.starts_with("-")) {
-                    out += "Inst " + a.substr(0, eq) + " (" + a.substr(eq + 1) + " fake [amd64])\n";
-                }
+void simulate_with_removal(TestHost& host, const std::string& removed) {
+    host.sys.on_command_prefix({"apt-get", "install", "--simulate"}, [removed](const Command& cmd) {
+        std::string out = "Remv " + removed + " [560.35.03-1]\n";
+        for (const auto& a : cmd.argv) {
+            const auto eq = a.find('=');
+            if (eq != std::string::npos && a.find("::") == std::string::npos &&
+                !a.starts_with("-")) {
+                out += "Inst " + a.substr(0, eq) + " (" + a.substr(eq + 1) + " fake [amd64])\n";
             }
-            (void)host;
-            return CommandResult{.out = out};
-        });
+        }
+        return CommandResult{.out = out};
+    });
 }
 
 TEST_F(Transaction, UnownedRemovalIsRefusedBeforeAnyChange) {
