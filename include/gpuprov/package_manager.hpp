@@ -73,7 +73,8 @@ public:
 [[nodiscard]] std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts);
 
 /// Waits (bounded) while another process holds the package manager's lock, logging who holds
-/// it; returns false when the deadline passed with the lock still held.
+/// it; returns false when the deadline passed with the lock still held, or when a stop was
+/// requested (gpuprov/interrupt.hpp) while waiting.
 bool wait_for_package_lock(const System& sys, const PackageManager& pm,
                            std::chrono::seconds deadline);
 

@@ -220,6 +220,7 @@ private:
 
     void wait_lock() {
         if (!wait_for_package_lock(m_sys, *m_pm, m_opt.lock_wait)) {
+            stop_point(); // the wait ended for a stop request, not the deadline
             throw HostError(fmt::format(
                 "another package manager still holds the dpkg lock after {} s; try again when "
                 "it has finished",

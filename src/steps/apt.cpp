@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <fmt/format.h>
+#include <gpuprov/interrupt.hpp>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
@@ -109,7 +110,7 @@ public:
                                       "-o",      "Dpkg::Options::=--force-confdef",
                                       "-o",      "Dpkg::Options::=--force-confold"};
         append_targets(argv, pins, removals);
-        return {.argv = argv, .timeout = 3600s, .env = noninteractive()};
+        return transaction(std::move(argv));
     }
 
     [[nodiscard]] PackageTransaction simulate(System& sys,
@@ -153,7 +154,8 @@ public:
                          "Dir::Etc::sourceparts=-", "-o", "APT::Get::List-Cleanup=0", "-o",
                          "DPkg::Lock::Timeout=600"},
                 .timeout = 900s,
-                .env = noninteractive()};
+                .env = noninteractive(),
+                .idle_timeout = 300s};
     }
 
     [[nodiscard]] Command hold(const std::vector<std::string>& packages) const override {
@@ -169,7 +171,7 @@ public:
     }
 
     [[nodiscard]] Command repair() const override {
-        return {.argv = {"dpkg", "--configure", "-a"}, .timeout = 3600s, .env = noninteractive()};
+        return transaction({"dpkg", "--configure", "-a"});
     }
 
     [[nodiscard]] bool interrupted(const System& sys) const override {
@@ -309,6 +311,19 @@ private:
     static std::map<std::string, std::string> noninteractive() {
         return {{"DEBIAN_FRONTEND", "noninteractive"}, {"NEEDRESTART_MODE", "a"}};
     }
+
+    /// A dpkg transaction. How long a driver + CUDA install takes nobody can say (a 3 GB
+    /// toolkit unpack on a slow disk, a DKMS build per kernel), so the bound is silence, not
+    /// total time: 20 minutes without a line means a hang (a postinst waiting on a prompt, a
+    /// stuck DKMS make). A stop request lets it finish: dpkg half-way leaves packages
+    /// half-configured, which is worse than waiting.
+    static Command transaction(std::vector<std::string> argv) {
+        return {.argv = std::move(argv),
+                .timeout = 6h,
+                .env = noninteractive(),
+                .idle_timeout = 20min,
+                .finish_on_stop = true};
+    }
 };
 
 } // namespace
@@ -359,7 +374,8 @@ bool wait_for_package_lock(const System& sys, const PackageManager& pm,
         if (!holder) {
             return true;
         }
-        if (sys.now() >= until) {
+        // A stop request (Ctrl-C, systemctl stop) ends the wait: the caller ends the run.
+        if (sys.now() >= until || stop_requested()) {
             return false;
         }
         if (!said) {

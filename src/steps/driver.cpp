@@ -7,6 +7,7 @@
 #include <cctype>
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/doctor.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/transaction.hpp>
 
@@ -271,6 +272,14 @@ public:
         if (ctx.facts.secure_boot && *ctx.facts.secure_boot) {
             parts.push_back("Secure Boot is on: an unsigned DKMS module is rejected (enrol the "
                             "DKMS MOK key: mokutil --import /var/lib/dkms/mok.pub)");
+        }
+        // What `gpuprov doctor` would say now, so the journal and the final failure carry the
+        // diagnosis and its fix, not only the symptoms. "Reboot pending" is this very request.
+        const DoctorOptions options{.profile = &ctx.profile, .matrix = &ctx.matrix};
+        for (const auto& f : diagnose(sys, ctx.facts, options)) {
+            if (f.severity == "error" && f.id != "driver-reboot-pending") {
+                parts.push_back(fmt::format("doctor {}: {} (fix: {})", f.id, f.summary, f.fix));
+            }
         }
         return join(parts, "; ");
     }

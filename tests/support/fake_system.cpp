@@ -285,6 +285,9 @@ std::optional<int> FakeSystem::lock_holder(const fs::path& path) const {
 
 void FakeSystem::sleep(std::chrono::milliseconds d) const {
     slept += d;
+    if (on_sleep) {
+        on_sleep();
+    }
 }
 
 } // namespace gpuprov::testing

@@ -53,6 +53,8 @@ public:
     std::vector<std::string> files_removed;
     mutable std::vector<std::string> urls_fetched;
     mutable std::chrono::milliseconds slept{0};
+    /// Called by sleep() after the clock advanced (a signal that arrives while gpuprov waits).
+    std::function<void()> on_sleep;
     [[nodiscard]] std::optional<std::string> file(const std::string& path) const;
     [[nodiscard]] unsigned mode_of(const std::string& path) const;
 

@@ -505,6 +505,12 @@ private:
             }
             return CommandResult{.out = csv};
         });
+        // Doctor's probes (the driver's reboot evidence quotes its diagnosis): this host builds
+        // no DKMS modules, and dpkg has nothing half-installed to report.
+        sys.on_command_prefix({"dkms", "status"}, [](const Command&) {
+            return CommandResult{.exit_code = 127, .not_found = true};
+        });
+        sys.on_command_prefix({"dpkg", "--audit"}, [](const Command&) { return CommandResult{}; });
         sys.on_command_prefix({"nvidia-smi", "topo", "-m"}, [](const Command&) {
             return CommandResult{.out = read_fixture("engine/cmd/topo-a100x4-nvswitch.txt")};
         });

@@ -491,6 +491,35 @@ TEST_F(Stops, SignalBeforeTheRunStartsChangesNothing) {
     EXPECT_EQ(journal(host).result, "failed");
 }
 
+// Waiting minutes for unattended-upgrades' dpkg lock must not outlast a Ctrl-C: the wait ends
+// at the next poll and nothing is installed.
+TEST_F(Stops, SignalWhileWaitingForTheDpkgLockEndsTheWait) {
+    TestHost host;
+    host.sys.set_lock_holder("/var/lib/dpkg/lock-frontend", 4242, 1000000);
+    host.sys.on_sleep = [] { std::raise(SIGINT); };
+    const auto r = apply(host);
+    EXPECT_TRUE(r.interrupted);
+    EXPECT_TRUE(contains(r.message, "interrupted by signal SIGINT")) << r.message;
+    EXPECT_EQ(host.sys.slept, std::chrono::milliseconds(2000)); // one poll, not 600 s of them
+    EXPECT_TRUE(host.ran({"apt-get", "install", "--yes"}).empty());
+    EXPECT_EQ(journal(host).result, "failed");
+}
+
+// The package transaction is bounded by silence, not total time, and a stop lets dpkg finish.
+TEST_F(Stops, PackageTransactionsFinishOnStopAndAreBoundedBySilence) {
+    TestHost host;
+    std::vector<Command> seen;
+    host.sys.on_command_prefix({"apt-get", "install", "--yes"}, [&](const Command& c) {
+        seen.push_back(c);
+        return CommandResult{};
+    });
+    apply(host);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_TRUE(seen[0].finish_on_stop);
+    EXPECT_EQ(seen[0].idle_timeout, std::chrono::minutes(20));
+    EXPECT_GE(seen[0].timeout, std::chrono::hours(1));
+}
+
 TEST_F(Stops, NoRebootAfterAStop) {
     TestHost host({.nouveau_loaded = true});
     options.reboot = RebootPolicy::if_needed;
