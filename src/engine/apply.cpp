@@ -64,7 +64,7 @@ public:
                 m_ctx.skipped_steps.insert(ps.id);
             }
         }
-        reverify_after_reboot(plan);
+        reverify_if_unproven(plan);
         // The simulation must see the very indexes the steps pinned from.
         const auto& cache_dir = m_repos.cache_dir();
         resolve_transactions(m_sys, m_ctx, plan,
@@ -143,20 +143,29 @@ private:
         fail(interrupted_message());
     }
 
-    /// The final verify has no state of its own to check, so after a reboot on a host whose
-    /// steps are all satisfied it would be "satisfied" without running. The journal says
-    /// whether it passed last time; when it did not (it waited for the reboot, or failed),
-    /// it runs. A hint to run more checks, never a reason to skip one.
-    void reverify_after_reboot(Plan& plan) {
+    /// The final verify has no state of its own to check, so on a host whose steps are all
+    /// satisfied it would be "satisfied" without running. The journal says whether it passed
+    /// last time; when it did not (it waited for a reboot, or failed), or when the last run
+    /// never finished (killed: its result is still "running") or never reached it, it runs. A
+    /// hint to run more checks, never a reason to skip one.
+    void reverify_if_unproven(Plan& plan) {
         const auto* last = m_journal.step("verify");
-        if (last == nullptr || (last->status != "pending" && last->status != "failed" &&
-                                last->status != "reboot-required")) {
+        std::string why;
+        if (m_last_result == "running") {
+            why = "the last run was killed before it finished";
+        } else if (last == nullptr && !m_journal.steps.empty()) {
+            why = "the last run did not reach the final verify";
+        } else if (last != nullptr && (last->status == "pending" || last->status == "failed" ||
+                                       last->status == "reboot-required")) {
+            why = "the last run did not verify the host (" + last->status + ")";
+        }
+        if (why.empty()) {
             return;
         }
         for (auto& ps : plan.steps) {
             if (ps.id == "verify" && ps.check.status == StepStatus::satisfied) {
                 ps.check.status = StepStatus::pending;
-                ps.check.reason = "the last run did not verify the host (" + last->status + ")";
+                ps.check.reason = why;
             }
         }
     }
@@ -196,6 +205,7 @@ private:
                                    kJournalPath, loaded.moved_to));
         }
         m_journal = std::move(loaded.journal).value_or(Journal{});
+        m_last_result = m_journal.result;
         m_boot_id = current_boot_id(m_sys);
         m_journal.boot_id = m_boot_id;
         m_journal.profile = m_opt.profile_arg;
@@ -628,6 +638,7 @@ private:
     int m_refreshes = 0;
     std::set<std::string> m_recorded; ///< steps with an entry from this run
     std::string m_boot_id;            ///< this boot's id (empty: unknown, no budget check)
+    std::string m_last_result;        ///< the journal's result before this run ("running": killed)
     std::string m_reboot_message;     ///< the first step's reboot need in this run; empty: none
 };
 

@@ -154,15 +154,32 @@ void dkms_kernel(const DoctorContext& ctx, std::vector<Finding>& out) {
         return;
     }
     Finding f{.id = "dkms-module-missing", .severity = "error"};
-    f.summary = "DKMS has no nvidia module for the running kernel " + ctx.facts.kernel +
-                " (kernel upgraded without a module build)";
     f.evidence.push_back({display_argv(argv), head_lines(r.out)});
     f.evidence.push_back({"/proc/sys/kernel/osrelease", ctx.facts.kernel});
     const auto headers = ctx.facts.os.family == "rhel"
                              ? "dnf install kernel-devel-" + ctx.facts.kernel
                              : "apt-get install linux-headers-" + ctx.facts.kernel;
-    f.fix = headers + " && dkms autoinstall -k " + ctx.facts.kernel +
-            ", then modprobe nvidia; `driver.hold_kernel: true` stops it recurring";
+    // "added" and nothing built for any kernel: DKMS never produced the module (a failed or
+    // skipped build, e.g. a kernel newer than the driver supports), not a kernel upgrade.
+    const bool never_built = std::none_of(nvidia.begin(), nvidia.end(), [](const DkmsEntry& e) {
+        return !e.kernel.empty() &&
+               (starts_with(e.state, "installed") || starts_with(e.state, "built"));
+    });
+    if (never_built) {
+        f.summary = "DKMS never built the nvidia module (" + nvidia.front().module + "/" +
+                    nvidia.front().version + " is only added): its build failed or was skipped "
+                    "for kernel " + ctx.facts.kernel;
+        f.fix = "read /var/lib/dkms/" + nvidia.front().module + "/" + nvidia.front().version +
+                "/build/make.log and `dkms install " + nvidia.front().module + "/" +
+                nvidia.front().version + " -k " + ctx.facts.kernel +
+                "`; a kernel newer than the driver branch supports needs a newer branch or the "
+                "distribution's supported kernel (" + headers + " first if headers are missing)";
+    } else {
+        f.summary = "DKMS has no nvidia module for the running kernel " + ctx.facts.kernel +
+                    " (kernel upgraded without a module build)";
+        f.fix = headers + " && dkms autoinstall -k " + ctx.facts.kernel +
+                ", then modprobe nvidia; `driver.hold_kernel: true` stops it recurring";
+    }
     out.push_back(std::move(f));
 }
 

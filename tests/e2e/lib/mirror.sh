@@ -6,6 +6,11 @@ MIRROR_PORT=${MIRROR_PORT:-}
 MIRROR_PID=${MIRROR_PID:-}
 # The server must run on the system python (stdlib only); pyenv shims can be absent in CI.
 E2E_PYTHON=${E2E_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+# Driver builds mirror/build.sh publishes (scenario 00 checks apt agrees): branch 550's newest
+# and older build, branch 535's newest.
+E2E_DRIVER_VERSION=550.90.07
+E2E_DRIVER_OLDER=550.54.15
+E2E_DRIVER_535=535.183.01
 
 mirror_build() { # OUTDIR
     bash "$E2E_DIR/mirror/build.sh" "$1" >&2

@@ -13,11 +13,11 @@ ROOTFS_SUITE=bookworm
 ROOTFS_INCLUDE=libcurl4,libyaml-cpp0.7,libfmt9,libspdlog1.10,libssl3,initramfs-tools,kmod
 ROOTFS_RECIPE=4 # bump when rootfs_finish_base changes
 
-# Simulated host.
-SIM_KERNEL=6.1.0-28-amd64
+# Simulated host. A scenario may set SIM_KERNEL before scenario_begin (e2e 15 runs a kernel the
+# driver's DKMS build does not support). The loaded driver's version is whatever DKMS built.
+SIM_KERNEL=${SIM_KERNEL:-6.1.0-28-amd64}
 SIM_GPU_COUNT=4
 SIM_GPU_DEVICE=0x20b2 # A100-SXM4-80GB
-SIM_DRIVER_VERSION=550.54.15
 
 rootfs_key() {
     printf '%s|%s|%s|%s\n' "$ROOTFS_SUITE" "$DEBIAN_MIRROR" "$ROOTFS_INCLUDE" "$ROOTFS_RECIPE" |
@@ -146,6 +146,8 @@ rootfs_simulate_host() {
     mkdir -p "$r/proc/sys/kernel" "$r/proc/driver" "$r/sys/bus/pci/devices" "$r/sys/module" \
         "$r/sys/firmware" "$r/lib/modules/$SIM_KERNEL/build"
     printf '%s\n' "$SIM_KERNEL" >"$r/proc/sys/kernel/osrelease"
+    mkdir -p "$r/proc/sys/kernel/random"
+    cat /proc/sys/kernel/random/uuid >"$r/proc/sys/kernel/random/boot_id"
     # The installed kernel, as initramfs-tools sees it: `update-initramfs -u` really regenerates
     # /boot/initrd.img-$SIM_KERNEL (the placeholder below is replaced by a ~5 MB image).
     mkdir -p "$r/boot" "$r/lib/modules/$SIM_KERNEL/kernel" "$r/var/lib/initramfs-tools"
@@ -199,18 +201,20 @@ MEM
     fi
 }
 
-# The "kernel module" loads: what a reboot with the blacklist in place and the driver installed gives.
-rootfs_load_nvidia_module() {
-    local r=$1
-    rm -rf "$r/sys/module/nouveau"
-    sed -i '/^nouveau /d; /^drm_ttm_helper /d' "$r/proc/modules"
-    mkdir -p "$r/proc/driver/nvidia" "$r/sys/module/nvidia"
-    # Real proprietary format (reference 5.8): two spaces around the version.
-    printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' \
-        "$SIM_DRIVER_VERSION" >"$r/proc/driver/nvidia/version"
-    printf '%s\n' "$SIM_DRIVER_VERSION" >"$r/sys/module/nvidia/version"
-    grep -q '^nvidia ' "$r/proc/modules" ||
-        printf 'nvidia 56827904 0 - Live 0x0000000000000000\n' >>"$r/proc/modules"
+# A reboot: a new boot id, nouveau gone when the blacklist is in place, no module loaded until
+# the boot loads the one DKMS built for the running kernel (if any), then enabled units start.
+rootfs_reboot() {
+    local r=$1 id
+    id=$(cat /proc/sys/kernel/random/uuid)
+    mkdir -p "$r/proc/sys/kernel/random"
+    printf '%s\n' "$id" >"$r/proc/sys/kernel/random/boot_id"
+    rm -rf "$r/proc/driver/nvidia" "$r/sys/module/nvidia" "$r/run/e2e-systemd"
+    sed -i '/^nvidia /d' "$r/proc/modules"
+    if grep -qs '^blacklist nouveau' "$r"/etc/modprobe.d/*.conf; then
+        rm -rf "$r/sys/module/nouveau"
+        sed -i '/^nouveau /d; /^drm_ttm_helper /d' "$r/proc/modules"
+    fi
+    in_root "$r" 30 modprobe nvidia >/dev/null 2>&1 || true
     # Boot: enabled units start (nvidia-persistenced, fabric manager) via the systemctl stand-in.
     if [[ -x "$r/usr/bin/systemctl" ]]; then in_root "$r" 60 systemctl e2e-boot || true; fi
 }
@@ -218,6 +222,15 @@ rootfs_load_nvidia_module() {
 # The root has no init system; gpuprov takes the systemctl path it takes on a real Debian host.
 rootfs_install_systemctl() {
     install -D -m 0755 "$E2E_DIR/lib/systemctl-standin" "$1/usr/bin/systemctl"
+}
+
+# The simulated kernel's module tools: dkms builds nvidia.ko for the running kernel, modprobe
+# loads it (both stand-ins for the NVIDIA module only; kmod's modprobe, /bin/kmod, does the
+# rest). They sit where the real ones do, so lib/killshim's links find them as the real command.
+rootfs_install_module_tools() {
+    install -D -m 0755 "$E2E_DIR/lib/dkms-standin" "$1/usr/sbin/dkms"
+    rm -f "$1/usr/sbin/modprobe"
+    install -D -m 0755 "$E2E_DIR/lib/modprobe-standin" "$1/usr/sbin/modprobe"
 }
 
 rootfs_trust_ca() { # ROOT CA_PEM

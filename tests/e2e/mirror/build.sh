@@ -16,7 +16,7 @@ OUT=$(cd "$OUT" && pwd)
 rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg"
 mkdir -p "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls"
 
-DRV=550.54.15
+DRV=550.90.07 # the newest build of branch 550; 550.54.15 is the older one
 CTK=1.17.3
 MAINT='cudatools <cudatools@nvidia.com>'
 
@@ -74,28 +74,59 @@ lib() { # NAME VERSION SONAME REALNAME
     printf 'activate-noawait ldconfig\n' | script "$1" "$2" triggers
 }
 
-# --- driver: cuda-drivers-<branch> -> nvidia-driver-<branch> ---------------------------------
-driver_pkgs() { # BRANCH FULLVERSION CUDA-VERSION-IT-REPORTS
+# --- driver: cuda-drivers-<b> (>=) -> nvidia-driver-<b> -> nvidia-dkms-<b>, libnvidia-compute-<b> --
+# NVIDIA's branch meta package depends with `>=` (reference 3.2), so apt may pick any newer build
+# of the branch: each branch here carries two builds, and holding only the meta package holds
+# nothing. The module is built by DKMS in nvidia-dkms-<b>'s postinst against the running kernel
+# (the harness's dkms stand-in, lib/dkms-standin) and never loaded at install time: the driver
+# step's `modprobe nvidia` loads it (lib/modprobe-standin), or a reboot does.
+# DKMS's BUILD_EXCLUSIVE_KERNEL: the builds here support kernels up to 6.11; on a newer one
+# DKMS skips the build, the install succeeds and the module never loads (e2e 15).
+DRIVER_KERNELS='^(4\.|5\.|6\.([0-9]|1[01])\.)'
+driver_build() { # BRANCH FULLVERSION CUDA-VERSION-IT-REPORTS
     local br=$1 v=$2 pv="$2-1"
-    sed "s/^CUDA_VERSION=.*/CUDA_VERSION=$3/" "$HERE/stubs/nvidia-smi" | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-smi 0755
-    lib "nvidia-driver-$br" "$pv" libnvidia-ml.so.1 "libnvidia-ml.so.$v"
-    lib "nvidia-driver-$br" "$pv" libcuda.so.1 "libcuda.so.$v"
-    # The module "loads" at install time only when nouveau does not hold the GPUs; otherwise
-    # it takes the reboot the test simulates (tests/e2e/lib/rootfs.sh rootfs_load_nvidia_module).
-    script "nvidia-driver-$br" "$pv" postinst <<POSTINST
+    lib "libnvidia-compute-$br" "$pv" libnvidia-ml.so.1 "libnvidia-ml.so.$v"
+    lib "libnvidia-compute-$br" "$pv" libcuda.so.1 "libcuda.so.$v"
+    # Every branch ships the same sonames: at most one branch can be installed (as for real).
+    EXTRA_FIELDS=$'Provides: libnvidia-compute-stub-any\nConflicts: libnvidia-compute-stub-any' \
+        mkdeb "libnvidia-compute-$br" "$pv" "" "NVIDIA libcompute package" "multiverse/libs"
+
+    put "nvidia-dkms-$br" "$pv" "/usr/src/nvidia-$v/dkms.conf" 0644 <<DKMS
+PACKAGE_NAME="nvidia"
+PACKAGE_VERSION="$v"
+AUTOINSTALL="yes"
+BUILT_MODULE_NAME[0]="nvidia"
+DEST_MODULE_LOCATION[0]="/updates/dkms"
+BUILD_EXCLUSIVE_KERNEL="$DRIVER_KERNELS"
+DKMS
+    # dh_dkms' postinst: add, then build+install for the running kernel. A build DKMS skips
+    # (BUILD_EXCLUSIVE, exit 77) is not an error; a failed build fails the package.
+    script "nvidia-dkms-$br" "$pv" postinst <<POSTINST
 #!/bin/sh
 set -e
-if [ "\$1" = configure ]; then
-    if [ -d /sys/module/nouveau ] || grep -q '^nouveau ' /proc/modules 2>/dev/null; then
-        echo "nvidia-driver-$br: nouveau is loaded; the NVIDIA module will load after a reboot" >&2
-    else
-        mkdir -p /proc/driver/nvidia /sys/module/nvidia
-        printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  $v  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' >/proc/driver/nvidia/version
-        printf '$v\n' >/sys/module/nvidia/version
+if [ "\$1" = configure ] && command -v dkms >/dev/null 2>&1; then
+    dkms add -m nvidia -v $v >/dev/null 2>&1 || true
+    kernel=\$(cat /proc/sys/kernel/osrelease)
+    rc=0
+    dkms install -m nvidia -v $v -k "\$kernel" || rc=\$?
+    if [ "\$rc" -eq 77 ]; then
+        echo "nvidia-dkms-$br: DKMS skipped the build for kernel \$kernel" >&2
+    elif [ "\$rc" -ne 0 ]; then
+        exit "\$rc"
     fi
 fi
 exit 0
 POSTINST
+    script "nvidia-dkms-$br" "$pv" prerm <<PRERM
+#!/bin/sh
+set -e
+if command -v dkms >/dev/null 2>&1; then dkms remove -m nvidia -v $v --all >/dev/null 2>&1 || true; fi
+exit 0
+PRERM
+    EXTRA_FIELDS=$'Provides: nvidia-dkms-stub-any\nConflicts: nvidia-dkms-stub-any' \
+        mkdeb "nvidia-dkms-$br" "$pv" "" "NVIDIA DKMS package" "multiverse/kernel"
+
+    sed "s/^CUDA_VERSION=.*/CUDA_VERSION=$3/" "$HERE/stubs/nvidia-smi" | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-smi 0755
     # nvidia-persistenced (shipped in the branch's driver package here, so branches cannot mix):
     # NVIDIA's unit starts it with --no-persistence-mode (hence the override NVIDIA's ansible
     # role, and gpuprov, install); the daemon needs the loaded module.
@@ -126,22 +157,17 @@ ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
 [Install]
 WantedBy=multi-user.target
 UNIT
-    # Two branches ship the same files: at most one can be installed (like the real ones).
     EXTRA_FIELDS=$'Provides: nvidia-driver-stub-any\nConflicts: nvidia-driver-stub-any' \
-        mkdeb "nvidia-driver-$br" "$pv" "" "NVIDIA driver metapackage" "multiverse/libs"
-    mkdeb "cuda-drivers-$br" "$pv" "nvidia-driver-$br (= $pv)" "CUDA Driver meta-package, branch-specific" "multiverse/metapackages"
-}
-driver_pkgs 550 "$DRV" 12.4
-driver_pkgs 560 560.35.03 12.6
-# The floating meta-package tracks the newest branch (so installing it would be the wrong branch).
-mkdeb cuda-drivers 560.35.03-1 "cuda-drivers-560 (= 560.35.03-1)" "CUDA Driver meta-package" "multiverse/metapackages"
+        mkdeb "nvidia-driver-$br" "$pv" "nvidia-dkms-$br (= $pv), libnvidia-compute-$br (= $pv)" \
+        "NVIDIA driver metapackage" "multiverse/libs"
+    mkdeb "cuda-drivers-$br" "$pv" "nvidia-driver-$br (>= $v)" "CUDA Driver meta-package, branch-specific" "multiverse/metapackages"
 
-# fabric manager (NVSwitch systems)
-put nvidia-fabricmanager-550 "$DRV-1" /usr/bin/nv-fabricmanager 0755 <<'EOF2'
+    # fabric manager (NVSwitch systems): exactly the driver's version (reference 3.3)
+    put "nvidia-fabricmanager-$br" "$pv" /usr/bin/nv-fabricmanager 0755 <<EOF2
 #!/bin/sh
-echo "Fabric Manager version is : 550.54.15"
+echo "Fabric Manager version is : $v"
 EOF2
-put nvidia-fabricmanager-550 "$DRV-1" /lib/systemd/system/nvidia-fabricmanager.service 0644 <<'EOF2'
+    put "nvidia-fabricmanager-$br" "$pv" /lib/systemd/system/nvidia-fabricmanager.service 0644 <<'EOF2'
 [Unit]
 Description=NVIDIA fabric manager service
 
@@ -152,8 +178,16 @@ ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.
 [Install]
 WantedBy=multi-user.target
 EOF2
-mkdeb nvidia-fabricmanager-550 "$DRV-1" "" "Fabric Manager for NVSwitch based systems."
-mkdeb cuda-drivers-fabricmanager-550 "$DRV-1" "nvidia-fabricmanager-550 (= $DRV-1), cuda-drivers-550 (= $DRV-1)" "Meta-package for FM and Driver"
+    mkdeb "nvidia-fabricmanager-$br" "$pv" "" "Fabric Manager for NVSwitch based systems."
+    mkdeb "cuda-drivers-fabricmanager-$br" "$pv" "nvidia-fabricmanager-$br (= $pv), cuda-drivers-$br (= $pv)" "Meta-package for FM and Driver"
+}
+driver_build 535 535.161.08 12.2
+driver_build 535 535.183.01 12.2
+driver_build 550 550.54.15 12.4
+driver_build 550 "$DRV" 12.4
+driver_build 560 560.35.03 12.6
+# The floating meta-package tracks the newest branch (so installing it would be the wrong branch).
+mkdeb cuda-drivers 560.35.03-1 "cuda-drivers-560 (>= 560.35.03)" "CUDA Driver meta-package"
 
 # --- CUDA toolkits ----------------------------------------------------------------------------
 toolkit() { # X.Y FULL NVCC_TEXT_FILE NVCC_VERSION
@@ -225,6 +259,14 @@ Built on Wed_Jun__5_21:45:11_PDT_2024
 Cuda compilation tools, release 12.5, V12.5.82
 Build cuda_12.5.r12.5/compiler.34385749_0
 NVCC
+cat >"$OUT/stage/nvcc-12.2.txt" <<'NVCC'
+nvcc: NVIDIA (R) Cuda compiler driver
+Copyright (c) 2005-2023 NVIDIA Corporation
+Built on Tue_Aug_15_22:02:13_PDT_2023
+Cuda compilation tools, release 12.2, V12.2.140
+Build cuda_12.2.r12.2/compiler.33191640_0
+NVCC
+toolkit 12.2 12.2.2 "$OUT/stage/nvcc-12.2.txt" 12.2.140
 toolkit 12.4 12.4.1 "$OUT/stage/nvcc-12.4.txt" 12.4.131
 toolkit 12.5 12.5.1 "$OUT/stage/nvcc-12.5.txt" 12.5.82
 
@@ -279,7 +321,7 @@ mkdeb libcudnn9-dev-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN)" "cuDNN devel
 mkdeb cudnn9-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN), libcudnn9-dev-cuda-12 (= $CUDNN)" "cuDNN 9 for CUDA 12 meta-package" "multiverse/metapackages"
 
 # --- NCCL: same upstream version, one build per CUDA minor (the +cuda12.5 build sorts higher) -
-for cu in 12.4 12.5; do
+for cu in 12.2 12.4 12.5; do
     v="2.21.5-1+cuda$cu"
     lib libnccl2 "$v" libnccl.so.2 libnccl.so.2.21.5
     mkdeb libnccl2 "$v" "" "NVIDIA Collective Communication Library (NCCL) Runtime" "multiverse/libs"
@@ -336,6 +378,20 @@ exit 0
 EOF2
 mkdeb nvidia-container-toolkit "$CTK-1" "nvidia-container-toolkit-base (= $CTK-1), libnvidia-container-tools (>= $CTK-1), libnvidia-container-tools (<< 2.0.0)" "NVIDIA Container toolkit" "utils"
 
+# --- the simulated host's kernel packaging (lib/rootfs.sh simulates the kernel itself) -----------
+# For hold_kernel: the ABI-named image never changes in place; the metapackage moves to a new ABI
+# (Debian's linux-image-amd64 depends on exactly one linux-image-<abi>), so holding the running
+# kernel's image alone stops nothing. Empty packages: no kernel runs in the root.
+MAINT='Debian Kernel Team <debian-kernel@lists.debian.org>'
+kernel_pkgs() { # ABI VERSION
+    mkdeb "linux-image-$1" "$2" "" "Linux $1 for 64-bit PCs (signed)" kernel
+    mkdeb "linux-headers-$1" "$2" "" "Header files for Linux $1" kernel
+    mkdeb linux-image-amd64 "$2" "linux-image-$1 (= $2)" "Linux for 64-bit PCs (meta-package)" kernel
+    mkdeb linux-headers-amd64 "$2" "linux-headers-$1 (= $2)" "Header files for Linux amd64 configuration (meta-package)" kernel
+}
+kernel_pkgs 6.1.0-28-amd64 6.1.119-1
+kernel_pkgs 6.1.0-31-amd64 6.1.128-1
+
 # --- keys --------------------------------------------------------------------------------------
 export GNUPGHOME="$OUT/gnupg"
 mkdir -m 0700 "$GNUPGHOME"
@@ -368,14 +424,15 @@ mkrepo() { # DIR LABEL PACKAGE-GLOBS...
         gpg_q --yes --local-user "$FPR" --armor --detach-sign -o Release.gpg Release
     )
 }
-CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-*' 'cuda-12-*'
+CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-*' 'cuda-12-*'
     'libcudnn9*' 'cudnn9*' 'libnccl*')
 for slug in debian12 ubuntu2204; do
     mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
 done
 # ubuntu2404 starts at CUDA 12.5 (reference 2.5): no 12.4 toolkit there.
-mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' \
+mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
     'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*'
+mkrepo debian-kernel "Debian" 'linux-*'
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 

@@ -20,16 +20,29 @@ Suites: /
 Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg
 SRC
 check "apt-get update against the HTTPS mirror" in_root "$ROOT" 120 apt-get -q update
+# NVIDIA's shape: the branch meta depends with >=, so apt pairs an older meta with the newest driver.
+sim=$(in_root "$ROOT" 60 apt-get -s install "cuda-drivers-550=$E2E_DRIVER_OLDER-1" 2>&1 | sed -n 's/^Inst nvidia-driver-550 .*(\([^ ]*\) .*/\1/p')
+assert_eq "apt pairs the older meta with the newest driver build" "$E2E_DRIVER_VERSION-1" "$sim"
 check "apt-get install cuda-toolkit-12-4 cuda-drivers-550" \
     in_root "$ROOT" 180 apt-get -q -y -o DPkg::Lock::Timeout=60 install cuda-toolkit-12-4 cuda-drivers-550
 assert_pkg cuda-toolkit-12-4 12.4.1-1
-assert_pkg cuda-drivers-550 550.54.15-1
+assert_pkg cuda-drivers-550 "$E2E_DRIVER_VERSION-1"
+assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
 assert_no_pkg cuda-drivers
+# ... because the meta depends with >=.
+deps=$(in_root "$ROOT" 10 apt-cache show "cuda-drivers-550=$E2E_DRIVER_OLDER-1" | sed -n 's/^Depends: //p')
+assert_eq "cuda-drivers-550 $E2E_DRIVER_OLDER depends with >=" "nvidia-driver-550 (>= $E2E_DRIVER_OLDER)" "$deps"
+
+# The module: installed, not loaded; DKMS built it for the running kernel; modprobe loads it.
+check "no module loaded by the install" test ! -e "$ROOT/proc/driver/nvidia/version"
+assert_eq "dkms status" "nvidia/$E2E_DRIVER_VERSION, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
+check "modprobe nvidia loads the built module" in_root "$ROOT" 10 modprobe nvidia
+check "loaded module is the installed build" grep -q "Kernel Module  $E2E_DRIVER_VERSION " "$ROOT/proc/driver/nvidia/version"
 
 out=$(in_root "$ROOT" 10 /usr/local/cuda-12.4/bin/nvcc --version)
 assert_eq "nvcc release line" "Cuda compilation tools, release 12.4, V12.4.131" "$(sed -n 4p <<<"$out")"
 out=$(in_root "$ROOT" 10 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader,nounits)
-assert_eq "nvidia-smi query, 4 GPUs" "3, NVIDIA A100-SXM4-80GB, 550.54.15, 81920" "$(sed -n 4p <<<"$out")"
+assert_eq "nvidia-smi query, 4 GPUs" "3, NVIDIA A100-SXM4-80GB, $E2E_DRIVER_VERSION, 81920" "$(sed -n 4p <<<"$out")"
 check "nvidia-smi topo -m is TAB separated with NV12" grep -qP '^GPU0\t X \tNV12\t' <(in_root "$ROOT" 10 nvidia-smi topo -m)
 
 # Stand-ins against the real samples in tests/fixtures/e2e (byte-exact where a sample exists).

@@ -27,7 +27,8 @@ assert_file "container-toolkit deb822 source" "$CSRC"
 assert_grep "container-toolkit source: URIs" "^URIs: *https://127\.0\.0\.1:$MIRROR_PORT/libnvidia-container/stable/deb/amd64/?$" "$CSRC"
 assert_grep "container-toolkit source: Signed-By" '^Signed-By: */usr/share/keyrings/nvidia-container-toolkit-keyring\.gpg$' "$CSRC"
 
-assert_pkg cuda-drivers-550 550.54.15-1
+assert_pkg cuda-drivers-550 "$E2E_DRIVER_VERSION-1"
+assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
 check "cuda-drivers-550 is held" grep -qx cuda-drivers-550 <(holds)
 assert_no_pkg cuda-drivers      # floating meta would pull branch 560
 assert_no_pkg nvidia-driver-560

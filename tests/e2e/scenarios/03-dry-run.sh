@@ -49,7 +49,7 @@ log "plan --json summary: $(paste -sd';' <<<"$report")"
 check "plan --json is a single JSON document" test -z "$(grep '^invalid-json' <<<"$report")"
 assert_eq "plan step order" "ids preflight,nouveau,cuda-repo,driver,fabric-manager,cuda-toolkit,cudnn,nccl,container-toolkit,tuning,monitoring,verify" \
     "$(grep '^ids ' <<<"$report")"
-assert_eq "plan: driver install version" "install driver cuda-drivers-550 550.54.15-1" "$(grep '^install driver ' <<<"$report")"
+assert_eq "plan: driver install version, the branch's newest build" "install driver cuda-drivers-550 $E2E_DRIVER_VERSION-1" "$(grep '^install driver ' <<<"$report")"
 assert_eq "plan: toolkit install version" "install cuda-toolkit cuda-toolkit-12-4 12.4.1-1" "$(grep '^install cuda-toolkit ' <<<"$report")"
 assert_eq "plan: cudnn install version" "install cudnn libcudnn9-cuda-12 9.1.0.70-1" "$(grep '^install cudnn ' <<<"$report")"
 assert_eq "plan: nccl build for CUDA 12.4, not the newer +cuda12.5" "install nccl libnccl2 2.21.5-1+cuda12.4" "$(grep '^install nccl ' <<<"$report")"

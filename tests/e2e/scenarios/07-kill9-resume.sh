@@ -34,7 +34,8 @@ gp verify "$PROFILE_IN_ROOT"
 expect_rc "verify after re-apply" 0
 assert_eq "dpkg --audit is empty" "" "$(dpkg_audit)"
 assert_pkg cuda-toolkit-12-4 12.4.1-1
-assert_pkg cuda-drivers-550 550.54.15-1
+assert_pkg cuda-drivers-550 "$E2E_DRIVER_VERSION-1"
+assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
 assert_no_tmp_files
 assert_eq "journal result" "done" "$(journal_result)"
 scenario_end

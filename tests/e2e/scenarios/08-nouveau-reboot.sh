@@ -53,8 +53,8 @@ check "no driver module before the reboot" test ! -e "$ROOT/proc/driver/nvidia/v
 
 # --- the reboot: blacklist honoured, nouveau gone, the NVIDIA module loads --------------------
 rm -f "$ROOT/tmp/p.yaml"
-echo 3f0b6a1c-0000-4000-8000-00000000b002 >"$ROOT$BOOT_ID"
-rootfs_load_nvidia_module "$ROOT"
+rootfs_reboot "$ROOT"
+check "the module DKMS built loads at boot" grep -q "Kernel Module  $E2E_DRIVER_VERSION " "$ROOT/proc/driver/nvidia/version"
 execstart=$(sed -n 's/^ExecStart=//p' "$ROOT$UNIT" 2>/dev/null | head -n 1)
 if [[ -z "$execstart" ]]; then
     fail "no ExecStart to run after the reboot"
@@ -78,6 +78,7 @@ d = json.load(open(sys.argv[1]))
 bad = {c["step"] for c in d["checks"] if not c["passed"]}
 ids = {c["id"] for c in d["checks"]}
 sys.exit(0 if bad == {"monitoring"} and "nouveau.blacklisted" in ids and "cuda-repo.source" in ids else 1)' "$GP_STDOUT"
-assert_pkg cuda-drivers-550 550.54.15-1
+assert_pkg cuda-drivers-550 "$E2E_DRIVER_VERSION-1"
+assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
 assert_pkg cuda-toolkit-12-4 12.4.1-1
 scenario_end

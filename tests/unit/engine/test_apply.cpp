@@ -98,6 +98,34 @@ TEST_F(Apply, SecondApplyOnTheConvergedHostTouchesNothing) {
     EXPECT_EQ(j.runs, 2);
 }
 
+// A run killed during its final verify leaves every step satisfied and the journal "running":
+// the next run must still prove the host, not call it done without a check.
+TEST_F(Apply, ARunKilledBeforeItsFinalVerifyIsVerifiedByTheNext) {
+    TestHost host;
+    ASSERT_EQ(apply(host).status, StepStatus::done);
+    auto j = journal(host);
+    j.result = "running"; // what a SIGKILL during the verify step leaves
+    j.steps.erase(std::remove_if(j.steps.begin(), j.steps.end(),
+                                 [](const JournalStep& s) { return s.id == "verify"; }),
+                  j.steps.end());
+    save_journal(host.sys, j);
+    host.clear_records();
+
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_FALSE(host.sys.queries.empty()); // the checks ran (nvidia-smi, nvcc, ...)
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    const auto verify = std::find_if(r.steps.begin(), r.steps.end(),
+                                     [](const auto& s) { return s.first == "verify"; });
+    ASSERT_NE(verify, r.steps.end());
+    EXPECT_EQ(verify->second, StepStatus::done);
+    EXPECT_EQ(journal(host).step("verify")->status, "done");
+
+    host.clear_records();
+    EXPECT_EQ(apply(host).status, StepStatus::done);
+    EXPECT_TRUE(host.sys.queries.empty()); // proven now: the next no-op touches nothing
+}
+
 TEST_F(Apply, RequiresRoot) {
     TestHost host;
     host.sys.set_uid(1000);

@@ -85,6 +85,22 @@ TEST(DoctorDriver, KernelUpgradedWithoutDkmsBuild) {
     EXPECT_NE(f.evidence[0].excerpt.find("5.15.0-91-generic"), std::string::npos);
 }
 
+// Installed, but DKMS built the module for no kernel at all (the build failed, or the driver's
+// BUILD_EXCLUSIVE_KERNEL skipped a kernel newer than it supports): not a kernel upgrade.
+TEST(DoctorDriver, ModuleDkmsNeverBuiltPointsAtTheBuildNotAtHeaders) {
+    DoctorHost h;
+    h.facts.kernel = "6.12.12+bpo-amd64";
+    script_query_error(h.sys, "error-driver-not-loaded.txt");
+    h.sys.on_command({"dkms", "status"}, answer_ok(read_fixture("cmd/dkms/added-only-550.txt")));
+    const auto findings = h.run();
+    ASSERT_NE(find_finding(findings, "dkms-module-missing"), nullptr);
+    const auto& f = *find_finding(findings, "dkms-module-missing");
+    EXPECT_NE(f.summary.find("never built"), std::string::npos) << f.summary;
+    EXPECT_NE(f.fix.find("/var/lib/dkms/nvidia/550.90.07/build/make.log"), std::string::npos)
+        << f.fix;
+    EXPECT_NE(f.fix.find("-k 6.12.12+bpo-amd64"), std::string::npos) << f.fix;
+}
+
 TEST(DoctorDriver, OldDkmsFormatForRunningKernelIsFine) {
     DoctorHost h;
     h.facts.kernel = "5.11.0-36-generic";
