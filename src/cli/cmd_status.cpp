@@ -53,7 +53,11 @@ void add_status_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         } else {
             print_human(*journal);
         }
-        exit_code = kExitOk;
+        // Scriptable health: a monitoring check or Ansible can ask "did the last run work?".
+        exit_code = !journal                               ? kExitOk
+                    : journal->result == "failed"          ? kExitFailed
+                    : journal->result == "reboot-required" ? kExitRebootRequired
+                                                           : kExitOk;
     });
 }
 

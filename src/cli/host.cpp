@@ -1,3 +1,4 @@
+#include <string_view>
 #include "cli_common.hpp"
 
 #include <cstdlib>
@@ -10,7 +11,12 @@
 namespace gpuprov::cli {
 
 bool GlobalOptions::color() const {
-    return !no_color && std::getenv("NO_COLOR") == nullptr && ::isatty(1) != 0;
+    // no-color.org: NO_COLOR "present and not an empty string" turns colour off; an empty one
+    // does not. A dumb terminal cannot show it either.
+    const char* no_color_env = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    return !no_color && (no_color_env == nullptr || *no_color_env == '\0') &&
+           (term == nullptr || std::string_view(term) != "dumb") && ::isatty(1) != 0;
 }
 
 System& host_system(const GlobalOptions& opts) {

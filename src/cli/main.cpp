@@ -6,12 +6,68 @@
 #include <gpuprov/error.hpp>
 #include <gpuprov/interrupt.hpp>
 #include <iostream>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <cerrno>
+#include <fcntl.h>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string_view>
+#include <vector>
+#include <algorithm>
+#include <fmt/ranges.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 namespace {
+
+/// Appends to a log file opened without following a symbolic link (O_NOFOLLOW): as root,
+/// /var/log/gpuprov.log must not be a link someone planted to make gpuprov append to
+/// /etc/shadow. Created 0640.
+class FdSink final : public spdlog::sinks::base_sink<std::mutex> {
+public:
+    explicit FdSink(const std::string& path)
+        : m_fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640)) {
+        if (m_fd < 0) {
+            throw spdlog::spdlog_ex("cannot open " + path, errno);
+        }
+    }
+    FdSink(const FdSink&) = delete;
+    FdSink& operator=(const FdSink&) = delete;
+    ~FdSink() override { ::close(m_fd); }
+
+protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+        spdlog::memory_buf_t buf;
+        formatter_->format(msg, buf);
+        const char* p = buf.data();
+        auto left = buf.size();
+        while (left > 0) {
+            const auto n = ::write(m_fd, p, left);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return; // a full disk must not stop the run; the console still has it
+            }
+            p += n;
+            left -= static_cast<std::size_t>(n);
+        }
+    }
+    void flush_() override {}
+
+private:
+    int m_fd;
+};
+
+/// Eight hex digits naming this invocation on every log line, so one run's lines can be told
+/// from another's in a shared log (the resume unit's run after a reboot, a cron'd verify).
+std::string new_run_id() {
+    std::random_device rd;
+    return fmt::format("{:08x}", rd());
+}
 
 void setup_logging(const gpuprov::cli::GlobalOptions& opts) {
     auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(
@@ -22,22 +78,88 @@ void setup_logging(const gpuprov::cli::GlobalOptions& opts) {
     if (log_file.empty() && ::geteuid() == 0) {
         log_file = "/var/log/gpuprov.log";
     }
+    const auto level = spdlog::level::from_str(opts.log_level);
+    console->set_level(level);
+    auto logger_level = level;
     if (!log_file.empty() && log_file != "-") {
         try {
-            auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file);
-            file->set_pattern("%Y-%m-%dT%H:%M:%S%z [%l] %v");
+            auto file = std::make_shared<FdSink>(log_file);
+            file->set_pattern(fmt::format("%Y-%m-%dT%H:%M:%S.%e%z gpuprov[%P] run={} %l: %v",
+                                          new_run_id()));
             file->set_level(spdlog::level::debug);
             sinks.push_back(file);
-        } catch (const spdlog::spdlog_ex&) {
+            logger_level = spdlog::level::debug;
+        } catch (const spdlog::spdlog_ex& e) {
             // A read-only /var/log must not stop a plan; the console still gets everything.
+            console->log(spdlog::details::log_msg(
+                "gpuprov", spdlog::level::warn,
+                fmt::format("not logging to {}: {}", log_file, e.what())));
         }
     }
     auto logger = std::make_shared<spdlog::logger>("gpuprov", sinks.begin(), sinks.end());
-    const auto level = spdlog::level::from_str(opts.log_level);
-    console->set_level(level);
-    logger->set_level(spdlog::level::debug);
+    // Only as verbose as some sink wants: every command's output is formatted only when a log
+    // file will keep it.
+    logger->set_level(logger_level);
     logger->flush_on(spdlog::level::info);
     spdlog::set_default_logger(logger);
+}
+
+/// Levenshtein distance, for "did you mean".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const auto up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+/// The first word that is neither a global option nor its value, when it names no command:
+/// CLI11 would only say "A subcommand is required".
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+    static const std::set<std::string_view> takes_value = {"--log-level", "--log-file", "--root"};
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        if (word == "--") {
+            return std::nullopt;
+        }
+        if (word.starts_with("-")) {
+            if (takes_value.count(word) != 0) {
+                ++i;
+            }
+            continue;
+        }
+        for (const auto* sub : app.get_subcommands({})) {
+            if (sub->get_name() == word) {
+                return std::nullopt;
+            }
+        }
+        std::string best;
+        std::size_t best_distance = 3; // more edits than this is another word, not a typo
+        for (const auto* sub : app.get_subcommands({})) {
+            const auto d = edit_distance(word, sub->get_name());
+            if (d < best_distance) {
+                best_distance = d;
+                best = sub->get_name();
+            }
+        }
+        std::vector<std::string> names;
+        for (const auto* sub : app.get_subcommands({})) {
+            names.push_back(sub->get_name());
+        }
+        return fmt::format("unknown command '{}'{} (commands: {})", word,
+                           best.empty() ? "" : fmt::format("; did you mean '{}'?", best),
+                           fmt::join(names, ", "));
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -82,6 +204,10 @@ int main(int argc, char** argv) {
     add_metrics_command(app, opts, exit_code);
     add_cloud_init_command(app, opts, exit_code);
 
+    if (const auto unknown = unknown_command(app, argc, argv)) {
+        std::cerr << "error: " << *unknown << "\n";
+        return kExitUsage;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

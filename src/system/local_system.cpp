@@ -1,3 +1,4 @@
+#include "command_log.hpp"
 #include "http.hpp"
 #include "interrupt_detail.hpp"
 #include "process.hpp"
@@ -134,12 +135,23 @@ std::optional<FileStamp> LocalSystem::stamp(const fs::path& path) const {
                                  st.st_mtim.tv_nsec};
 }
 
+namespace {
+
+CommandResult run_logged(const Command& cmd, bool changes) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = detail::run_process(cmd);
+    detail::log_command(cmd, result, std::chrono::steady_clock::now() - start, changes);
+    return result;
+}
+
+} // namespace
+
 CommandResult LocalSystem::query(const Command& cmd) const {
-    return detail::run_process(cmd);
+    return run_logged(cmd, false);
 }
 
 CommandResult LocalSystem::run(const Command& cmd) {
-    return detail::run_process(cmd);
+    return run_logged(cmd, true);
 }
 
 FetchResult LocalSystem::fetch(const FetchRequest& req) const {

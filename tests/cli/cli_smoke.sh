@@ -67,6 +67,21 @@ expect_exit 2 "apply --root is refused" "$bin" --root "$fixtures/hosts/debian-12
 grep -q "is refused" /tmp/cli_smoke.err && ok || bad "apply --root message: $(head -c 200 /tmp/cli_smoke.err)"
 # verify takes the same filters as apply, and refuses unknown ids the same way.
 expect_exit 2 "verify --skip unknown" "$bin" verify cv-train --skip nvidia
+# An unknown command is named, with the nearest one, and exits 2 (global options skipped).
+expect_exit 2 "unknown command" "$bin" --log-level info plna cv-train
+grep -q "unknown command 'plna'; did you mean 'plan'?" /tmp/cli_smoke.err && ok || bad "no suggestion: $(cat /tmp/cli_smoke.err)"
+expect_exit 2 "unknown command, nothing near" "$bin" frobnicate
+grep -q "unknown command 'frobnicate' (commands: profiles, facts, plan" /tmp/cli_smoke.err && ok || bad "no command list: $(cat /tmp/cli_smoke.err)"
+# status: its exit code says how the last run ended.
+st=$(mktemp -d)
+mkdir -p "$st/var/lib/gpuprov"
+printf '{"schema":1,"result":"failed","steps":[]}\n' >"$st/var/lib/gpuprov/state.json"
+expect_exit 1 "status after a failed run" "$bin" --root "$st" status
+printf '{"schema":1,"result":"reboot-required","steps":[]}\n' >"$st/var/lib/gpuprov/state.json"
+expect_exit 3 "status with a reboot pending" "$bin" --root "$st" status
+printf '{"schema":1,"result":"done","steps":[]}\n' >"$st/var/lib/gpuprov/state.json"
+expect_exit 0 "status after a good run" "$bin" --root "$st" status
+rm -rf "$st"
 
 # Malformed profiles: exit 1 with file:line:col, nothing written.
 for f in "$fixtures"/profiles/bad/*.yaml; do

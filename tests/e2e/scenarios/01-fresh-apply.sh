@@ -53,6 +53,18 @@ check "initramfs regenerated (placeholder replaced by a real image)" \
     test "$(stat -c %s "$ROOT/boot/initrd.img-$SIM_KERNEL")" -gt 100000
 assert_grep "docker runtime configured by nvidia-ctk" '"nvidia-container-runtime"' "$ROOT/etc/docker/daemon.json"
 
+# The log: every command gpuprov ran, with how it ended, how long it took, and its output.
+LOG=$ROOT/var/log/gpuprov.log
+assert_grep "log: the install transaction with exit code and duration" \
+    '^[0-9T:.+-]+ gpuprov\[[0-9]+\] run=[0-9a-f]{8} info: run `apt-get install .*cuda-drivers-550=[^ ]* .*` -> exit 0 in [0-9]+\.[0-9]{3} s$' "$LOG"
+assert_grep "log: apt's own output" 'stdout\| Setting up nvidia-driver-550 ' "$LOG"
+assert_grep "log: the index refresh" 'run `apt-get update .*gpuprov-cuda\.sources.*` -> exit 0 in' "$LOG"
+assert_grep "log: read-only probes too" 'query `nvidia-smi --query-gpu=.*` -> exit 0 in' "$LOG"
+rid() { grep -E "$1" "$LOG" | head -n 1 | grep -o 'run=[0-9a-f]\{8\}'; }
+check "log: the refresh and the install carry the same run id" \
+    test "$(rid 'run `apt-get update')" = "$(rid 'run `apt-get install')"
+check "log: apply and verify are two runs" test "$(grep -o 'run=[0-9a-f]\{8\}' "$LOG" | sort -u | wc -l)" -eq 2
+check "log: not world-readable" test "$(stat -c %a "$LOG")" = 640
 assert_eq "journal result" "done" "$(journal_result)"
 assert_eq "dpkg --audit is empty" "" "$(dpkg_audit)"
 assert_no_tmp_files

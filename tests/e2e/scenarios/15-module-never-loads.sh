@@ -40,5 +40,6 @@ d = json.load(open(sys.argv[1]))
 s = {x["id"]: x for x in d["steps"]}["driver"]
 sys.exit(0 if s["status"] == "failed" and "modprobe" in s["message"] else 1)' "$STATE"
 gp status
+expect_rc "status says the last run failed" 1
 assert_grep "status shows the failed driver step" "driver.*failed|failed.*driver" <(gp_output)
 scenario_end

@@ -1,0 +1,69 @@
+#include "command_log.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <string_view>
+
+namespace gpuprov::detail {
+
+namespace {
+
+void log_stream(std::string_view name, const std::string& text) {
+    if (text.empty()) {
+        return;
+    }
+    std::string_view body = text;
+    std::string note;
+    if (body.size() > kLoggedOutputBytes) {
+        note = fmt::format(" (first {} bytes left out)", body.size() - kLoggedOutputBytes);
+        body.remove_prefix(body.size() - kLoggedOutputBytes);
+    }
+    if (!note.empty()) {
+        spdlog::debug("  {}{}", name, note);
+    }
+    while (!body.empty()) {
+        const auto nl = body.find('\n');
+        spdlog::debug("  {}| {}", name, body.substr(0, nl));
+        if (nl == std::string_view::npos) {
+            break;
+        }
+        body.remove_prefix(nl + 1);
+    }
+}
+
+} // namespace
+
+std::string describe_outcome(const CommandResult& r) {
+    if (r.not_found) {
+        return "could not be started (not found)";
+    }
+    if (r.interrupted) {
+        return r.pid == 0 ? "not started: gpuprov is stopping" : "stopped: gpuprov is stopping";
+    }
+    if (r.idle) {
+        return "killed: no output for its idle timeout";
+    }
+    if (r.timed_out) {
+        return "killed: timed out";
+    }
+    if (r.exit_code > 128) {
+        return fmt::format("exit {} (signal {})", r.exit_code, r.exit_code - 128);
+    }
+    return fmt::format("exit {}", r.exit_code);
+}
+
+void log_command(const Command& cmd, const CommandResult& result,
+                 std::chrono::steady_clock::duration took, bool changes) {
+    const auto seconds = std::chrono::duration<double>(took).count();
+    const auto line = fmt::format("{} `{}` -> {} in {:.3f} s", changes ? "run" : "query",
+                                  display_argv(cmd.argv), describe_outcome(result), seconds);
+    if (changes) {
+        spdlog::info("{}", line);
+    } else {
+        spdlog::debug("{}", line);
+    }
+    log_stream("stdout", result.out);
+    log_stream("stderr", result.err);
+}
+
+} // namespace gpuprov::detail
