@@ -58,8 +58,8 @@ public:
     [[nodiscard]] virtual bool held(const System& sys, std::string_view package) const = 0;
     /// Names an installed package depends on (Depends, Pre-Depends; every alternative), with
     /// virtual names resolved to the installed packages that provide them.
-    [[nodiscard]] virtual std::vector<std::string> installed_depends(const System& sys,
-                                                                     std::string_view package) const = 0;
+    [[nodiscard]] virtual std::vector<std::string>
+    installed_depends(const System& sys, std::string_view package) const = 0;
     /// Every installed package's name.
     [[nodiscard]] virtual std::vector<std::string> installed_names(const System& sys) const = 0;
 };

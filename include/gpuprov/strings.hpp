@@ -23,4 +23,11 @@ namespace gpuprov {
 /// Replaces every occurrence of `from` with `to`.
 [[nodiscard]] std::string replace_all(std::string s, std::string_view from, std::string_view to);
 
+/// Levenshtein distance: insertions, deletions and substitutions turning `a` into `b`.
+[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
+/// The entry of `known` nearest to `word` (case-insensitive) when it is close enough to be a
+/// typo of it (at most a third of the word, and at least 2, edits away); empty otherwise. For
+/// "did you mean" hints.
+[[nodiscard]] std::string nearest(std::string_view word, const std::vector<std::string>& known);
+
 } // namespace gpuprov

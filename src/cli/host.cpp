@@ -1,4 +1,3 @@
-#include <string_view>
 #include "cli_common.hpp"
 
 #include <cstdlib>
@@ -6,6 +5,7 @@
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/local_system.hpp>
+#include <string_view>
 #include <unistd.h>
 
 namespace gpuprov::cli {

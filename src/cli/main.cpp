@@ -1,25 +1,26 @@
 // gpuprov: turn a fresh machine into a working, verified NVIDIA GPU server.
 #include "cli_common.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/interrupt.hpp>
+#include <gpuprov/strings.hpp>
 #include <iostream>
-#include <cerrno>
-#include <fcntl.h>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <set>
-#include <string_view>
-#include <vector>
-#include <algorithm>
-#include <fmt/ranges.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <string_view>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -84,16 +85,16 @@ void setup_logging(const gpuprov::cli::GlobalOptions& opts) {
     if (!log_file.empty() && log_file != "-") {
         try {
             auto file = std::make_shared<FdSink>(log_file);
-            file->set_pattern(fmt::format("%Y-%m-%dT%H:%M:%S.%e%z gpuprov[%P] run={} %l: %v",
-                                          new_run_id()));
+            file->set_pattern(
+                fmt::format("%Y-%m-%dT%H:%M:%S.%e%z gpuprov[%P] run={} %l: %v", new_run_id()));
             file->set_level(spdlog::level::debug);
             sinks.push_back(file);
             logger_level = spdlog::level::debug;
         } catch (const spdlog::spdlog_ex& e) {
             // A read-only /var/log must not stop a plan; the console still gets everything.
-            console->log(spdlog::details::log_msg(
-                "gpuprov", spdlog::level::warn,
-                fmt::format("not logging to {}: {}", log_file, e.what())));
+            console->log(
+                spdlog::details::log_msg("gpuprov", spdlog::level::warn,
+                                         fmt::format("not logging to {}: {}", log_file, e.what())));
         }
     }
     auto logger = std::make_shared<spdlog::logger>("gpuprov", sinks.begin(), sinks.end());
@@ -102,24 +103,6 @@ void setup_logging(const gpuprov::cli::GlobalOptions& opts) {
     logger->set_level(logger_level);
     logger->flush_on(spdlog::level::info);
     spdlog::set_default_logger(logger);
-}
-
-/// Levenshtein distance, for "did you mean".
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-        row[j] = j;
-    }
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const auto up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
-            diagonal = up;
-        }
-    }
-    return row[b.size()];
 }
 
 /// The first word that is neither a global option nor its value, when it names no command:
@@ -142,19 +125,11 @@ std::optional<std::string> unknown_command(const CLI::App& app, int argc, char**
                 return std::nullopt;
             }
         }
-        std::string best;
-        std::size_t best_distance = 3; // more edits than this is another word, not a typo
-        for (const auto* sub : app.get_subcommands({})) {
-            const auto d = edit_distance(word, sub->get_name());
-            if (d < best_distance) {
-                best_distance = d;
-                best = sub->get_name();
-            }
-        }
         std::vector<std::string> names;
         for (const auto* sub : app.get_subcommands({})) {
             names.push_back(sub->get_name());
         }
+        const auto best = gpuprov::nearest(word, names);
         return fmt::format("unknown command '{}'{} (commands: {})", word,
                            best.empty() ? "" : fmt::format("; did you mean '{}'?", best),
                            fmt::join(names, ", "));

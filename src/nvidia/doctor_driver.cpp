@@ -167,13 +167,16 @@ void dkms_kernel(const DoctorContext& ctx, std::vector<Finding>& out) {
     });
     if (never_built) {
         f.summary = "DKMS never built the nvidia module (" + nvidia.front().module + "/" +
-                    nvidia.front().version + " is only added): its build failed or was skipped "
-                    "for kernel " + ctx.facts.kernel;
+                    nvidia.front().version +
+                    " is only added): its build failed or was skipped "
+                    "for kernel " +
+                    ctx.facts.kernel;
         f.fix = "read /var/lib/dkms/" + nvidia.front().module + "/" + nvidia.front().version +
                 "/build/make.log and `dkms install " + nvidia.front().module + "/" +
                 nvidia.front().version + " -k " + ctx.facts.kernel +
                 "`; a kernel newer than the driver branch supports needs a newer branch or the "
-                "distribution's supported kernel (" + headers + " first if headers are missing)";
+                "distribution's supported kernel (" +
+                headers + " first if headers are missing)";
     } else {
         f.summary = "DKMS has no nvidia module for the running kernel " + ctx.facts.kernel +
                     " (kernel upgraded without a module build)";

@@ -3,6 +3,7 @@
 // Node, a plain tree that remembers which file and line each key and value came from, so that
 // errors stay precise after `extends:` has merged several files.
 #include <gpuprov/profile.hpp>
+#include <gpuprov/strings.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,8 +44,5 @@ struct Node {
 void check_combinations(const Profile& profile, const Matrix& matrix);
 
 [[noreturn]] void fail(const SourcePos& at, const std::string& message);
-
-/// The known word closest to `word`, when it is close enough to be a likely typo.
-[[nodiscard]] std::string nearest(std::string_view word, const std::vector<std::string>& known);
 
 } // namespace gpuprov::profile_detail

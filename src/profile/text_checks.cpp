@@ -30,41 +30,7 @@ std::string show_char(char c) {
     return std::string("'") + c + "'";
 }
 
-std::size_t levenshtein(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-        row[j] = j;
-    }
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
 } // namespace
-
-std::string nearest(std::string_view word, const std::vector<std::string>& known) {
-    const auto lowered = to_lower(word);
-    std::string best;
-    std::size_t best_distance = std::string::npos;
-    for (const auto& candidate : known) {
-        const auto d = levenshtein(lowered, to_lower(candidate));
-        if (d < best_distance) {
-            best_distance = d;
-            best = candidate;
-        }
-    }
-    // Beyond a third of the word, a "did you mean" guesses rather than corrects.
-    const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
-    return best_distance <= limit ? best : std::string();
-}
 
 void check_safe(std::string_view value, const SourcePos& at, const std::string& what) {
     for (const char c : value) {

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <fmt/format.h>
-#include <gpuprov/interrupt.hpp>
 #include <gpuprov/facts.hpp>
+#include <gpuprov/interrupt.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
 #include <mutex>

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <gpuprov/strings.hpp>
+#include <vector>
 
 namespace gpuprov {
 
@@ -124,6 +125,40 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
         pos += to.size();
     }
     return s;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string nearest(std::string_view word, const std::vector<std::string>& known) {
+    const auto lowered = to_lower(word);
+    std::string best;
+    std::size_t best_distance = std::string::npos;
+    for (const auto& candidate : known) {
+        const auto d = edit_distance(lowered, to_lower(candidate));
+        if (d < best_distance) {
+            best_distance = d;
+            best = candidate;
+        }
+    }
+    // Beyond a third of the word, a "did you mean" guesses rather than corrects.
+    const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+    return best_distance <= limit ? best : std::string();
 }
 
 } // namespace gpuprov

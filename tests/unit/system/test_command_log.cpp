@@ -47,7 +47,8 @@ TEST_F(CommandLog, ARunIsLoggedWithArgvOutcomeDurationAndEveryOutputLine) {
 TEST_F(CommandLog, AProbeIsDebugAndSaysHowItEnded) {
     detail::log_command({.argv = {"nvidia-smi", "-L"}}, {.exit_code = 127, .not_found = true}, 0ms,
                         false);
-    EXPECT_EQ(text(), "debug query `nvidia-smi -L` -> could not be started (not found) in 0.000 s\n");
+    EXPECT_EQ(text(),
+              "debug query `nvidia-smi -L` -> could not be started (not found) in 0.000 s\n");
 }
 
 TEST_F(CommandLog, OutcomesAreNamed) {

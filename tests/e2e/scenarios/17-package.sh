@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# (q) The package: scripts/package.sh builds the .deb from `cmake --install`; apt installs it
+# in the root with the dependencies its control file names; gpuprov then runs from /usr/bin,
+# the units it writes run /usr/bin/gpuprov, and the man page, completion and logrotate
+# configuration are where the tools look for them.
+set -euo pipefail
+# shellcheck source=lib/scenario.sh
+source "$(dirname "$0")/../lib/scenario.sh"
+scenario_begin nouveau --no-gpuprov
+
+pkgdir=$E2E_WORK/package
+if ! "$REPO_ROOT/scripts/package.sh" "$pkgdir" >"$OUT/package.log" 2>&1; then
+    fail "scripts/package.sh failed: $(tail -n 5 "$OUT/package.log")"
+    scenario_end
+fi
+deb=$(ls "$pkgdir"/gpuprov_*.deb | head -n 1)
+pass "built $(basename "$deb")"
+cp "$deb" "$ROOT/root/"
+check "apt installs the .deb" in_root "$ROOT" 120 apt-get -q -y install "/root/$(basename "$deb")"
+check "dpkg --audit is clean after the install" test -z "$(dpkg_audit)"
+assert_file "the binary" "$ROOT/usr/bin/gpuprov"
+assert_no_file "nothing under /usr/local" "$ROOT/usr/local/bin/gpuprov"
+assert_file "the man page" "$ROOT/usr/share/man/man1/gpuprov.1.gz"
+check "the man page renders (gpuprov(1), EXIT STATUS)" bash -c \
+    "zcat '$ROOT/usr/share/man/man1/gpuprov.1.gz' | groff -man -Tutf8 2>/dev/null | grep -q 'EXIT STATUS'"
+assert_file "bash completion" "$ROOT/usr/share/bash-completion/completions/gpuprov"
+assert_file "zsh completion" "$ROOT/usr/share/zsh/vendor-completions/_gpuprov"
+assert_grep "logrotate configuration for the log" '^/var/log/gpuprov.log \{' "$ROOT/etc/logrotate.d/gpuprov"
+out=$(in_root "$ROOT" 10 gpuprov --version 2>&1 || true)
+assert_grep "gpuprov --version from /usr/bin" '^gpuprov [0-9]+\.[0-9]+\.[0-9]+$' <(printf '%s\n' "$out")
+
+gp apply "$PROFILE_IN_ROOT" --yes
+expect_rc "apply from the packaged binary (nouveau loaded: reboot needed)" 3
+assert_grep "the resume unit runs the packaged binary" '^ExecStart=/usr/bin/gpuprov apply ' \
+    "$ROOT/etc/systemd/system/gpuprov-resume.service"
+assert_no_file "apply copied no binary of its own" "$ROOT/usr/local/bin/gpuprov"
+check "the units never name /usr/local/bin" bash -c "! grep -rl /usr/local/bin/gpuprov '$ROOT/etc/systemd/system'"
+
+# Completion: bash-completion's own loader finds the file and completes commands and step ids.
+if [[ -r /usr/share/bash-completion/bash_completion ]]; then
+    comp=$(bash -c 'source /usr/share/bash-completion/bash_completion
+        source "$1"
+        COMP_WORDS=(gpuprov pl); COMP_CWORD=1; COMP_LINE="gpuprov pl"; COMP_POINT=${#COMP_LINE}
+        _gpuprov; printf "%s\n" "${COMPREPLY[@]}"
+        COMP_WORDS=(gpuprov apply cv-train --skip cudnn,mo); COMP_CWORD=4; COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+        _gpuprov; printf "%s\n" "${COMPREPLY[@]}"' _ "$ROOT/usr/share/bash-completion/completions/gpuprov")
+    assert_eq "bash completion: commands, then comma-separated step ids" "$(printf 'plan\ncudnn,monitoring')" "$comp"
+else
+    log "bash-completion is not installed on this host: completion not exercised"
+fi
+scenario_end
