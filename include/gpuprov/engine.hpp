@@ -137,6 +137,13 @@ public:
     virtual void step_finished(std::string_view id, StepStatus status,
                                std::string_view message) = 0;
     virtual void info(std::string_view message) = 0;
+    /// A long package transaction's progress (0-100 and what it does now), as often as the
+    /// package manager reports it; progress_done() when the transaction ended.
+    virtual void progress(double percent, std::string_view what) {
+        (void)percent;
+        (void)what;
+    }
+    virtual void progress_done() {}
 };
 
 struct ApplyResult {

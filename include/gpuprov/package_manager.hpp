@@ -1,11 +1,13 @@
 #pragma once
 // The host's package manager (apt on Debian/Ubuntu; dnf on RHEL-family hosts is planned only).
 // It builds argv vectors, so plan can show exactly what apply would run.
+#include <functional>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/step.hpp>
 #include <gpuprov/system.hpp>
 #include <gpuprov/transaction.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,7 +64,26 @@ public:
     installed_depends(const System& sys, std::string_view package) const = 0;
     /// Every installed package's name.
     [[nodiscard]] virtual std::vector<std::string> installed_names(const System& sys) const = 0;
+    /// A reader for install()'s stdout that calls `report` with each progress update the
+    /// package manager prints (percent 0-100, what it is doing); empty when it prints none.
+    [[nodiscard]] virtual std::function<void(std::string_view)>
+    progress_reader(std::function<void(double percent, std::string_view what)> report) const {
+        (void)report;
+        return {};
+    }
 };
+
+/// One progress update of apt's status channel (`-o APT::Status-Fd=1`, apt-pkg's
+/// install-progress.cc): `pmstatus:PACKAGE:PERCENT:TEXT` while dpkg works, `dlstatus:N:PERCENT:
+/// TEXT` while downloading. PACKAGE may carry `:arch`, TEXT may hold colons.
+struct AptStatus {
+    bool download = false;
+    std::string package;
+    double percent = 0;
+    std::string text;
+};
+/// nullopt for any other line (apt's normal output shares the stream).
+[[nodiscard]] std::optional<AptStatus> parse_apt_status_line(std::string_view line);
 
 /// The file-name prefix apt gives a repository's lists under /var/lib/apt/lists/ (apt-pkg's
 /// URItoFileName): "https://127.0.0.1:8443/cuda/x86_64/" → "127.0.0.1:8443_cuda_x86%5f64_";

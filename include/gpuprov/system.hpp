@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,9 @@ struct Command {
     /// completion instead of being stopped: set on dpkg/apt transactions, which must not be
     /// left half-configured.
     bool finish_on_stop = false;
+    /// Called with each piece of stdout as it arrives, on gpuprov's thread, while the command
+    /// runs (progress of a long install). The whole output is still in CommandResult::out.
+    std::function<void(std::string_view)> on_stdout;
 };
 
 struct CommandResult {

@@ -2,6 +2,7 @@
 #include "profile_arg.hpp"
 #include "render.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -12,8 +13,10 @@
 #include <gpuprov/matrix.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
 namespace gpuprov::cli {
 
@@ -21,7 +24,8 @@ namespace {
 
 class ConsoleReporter final : public Reporter {
 public:
-    ConsoleReporter(bool color, bool quiet) : m_color(color), m_quiet(quiet) {}
+    ConsoleReporter(bool color, bool quiet)
+        : m_color(color), m_quiet(quiet), m_live(!quiet && ::isatty(1) != 0) {}
     void step_started(std::string_view id, std::string_view what) override {
         say(fmt::format("==> {}: {}", id, what));
     }
@@ -35,6 +39,45 @@ public:
     }
     void info(std::string_view message) override { say(fmt::format("    {}", message)); }
 
+    /// On a terminal one live line, redrawn in place; elsewhere (cloud-init's log, a pipe,
+    /// --json's stderr) a line every 5 s at most, so a 20-minute install is neither silent nor
+    /// thousands of lines.
+    void progress(double percent, std::string_view what) override {
+        const auto now = std::chrono::steady_clock::now();
+        if (!m_progress_started) {
+            m_progress_started = now;
+            m_last_printed = now - std::chrono::hours(1);
+            m_last_percent = -1;
+        }
+        const auto elapsed =
+            std::chrono::duration_cast<std::chrono::seconds>(now - *m_progress_started).count();
+        m_pending = fmt::format("    [{:3.0f}%] {}  ({}:{:02d})", percent, what, elapsed / 60,
+                                elapsed % 60);
+        if (m_live) {
+            std::cout << "\r\033[K" << m_pending << std::flush;
+            m_live_shown = true;
+            m_pending.clear();
+            return;
+        }
+        // A new phase (the download's 100% then dpkg's 0%) is news; otherwise every 5 s.
+        if (percent < m_last_percent || now - m_last_printed >= std::chrono::seconds(5)) {
+            say(m_pending);
+            m_pending.clear();
+            m_last_printed = now;
+        }
+        m_last_percent = percent;
+    }
+    void progress_done() override {
+        if (m_live_shown) {
+            std::cout << "\r\033[K" << std::flush;
+        } else if (!m_pending.empty()) {
+            say(m_pending); // where it ended, even inside the last 5 s
+        }
+        m_live_shown = false;
+        m_pending.clear();
+        m_progress_started.reset();
+    }
+
 private:
     void say(const std::string& line) const {
         // With --json, stdout carries only the document; progress goes to stderr.
@@ -42,6 +85,12 @@ private:
     }
     bool m_color;
     bool m_quiet;
+    bool m_live;
+    bool m_live_shown = false;
+    std::optional<std::chrono::steady_clock::time_point> m_progress_started;
+    std::chrono::steady_clock::time_point m_last_printed{};
+    double m_last_percent = -1;
+    std::string m_pending; ///< the newest update not printed yet
 };
 
 // What the resume unit runs after a reboot: a built-in by name; a file's own text, or, when it

@@ -448,7 +448,18 @@ private:
         }
         m_rep.info(fmt::format("installing in one transaction: {}", join(specs, " ")));
         wait_lock();
-        run_checked(m_sys, m_pm->install(exact, planned->transaction.exact_removals()));
+        auto cmd = m_pm->install(exact, planned->transaction.exact_removals());
+        cmd.on_stdout = m_pm->progress_reader(
+            [this](double percent, std::string_view what) { m_rep.progress(percent, what); });
+        try {
+            run_checked(m_sys, cmd);
+        } catch (...) {
+            m_rep.progress_done();
+            throw;
+        }
+        // apt's own last update stops short of 100% ("Installed X" at 98%).
+        m_rep.progress(100, "done");
+        m_rep.progress_done();
         m_installed = exact;
         ++m_result.apt_transactions;
         m_facts = detect_facts(m_sys, m_matrix);

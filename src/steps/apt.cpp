@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/interrupt.hpp>
@@ -104,11 +105,14 @@ public:
 
     [[nodiscard]] Command install(const std::vector<PackagePin>& pins,
                                   const std::vector<std::string>& removals) const override {
+        // Status-Fd=1: apt's machine-readable progress (pmstatus:/dlstatus: lines) on stdout,
+        // beside its normal output, for progress_reader().
         std::vector<std::string> argv{"apt-get", "install",
                                       "--yes",   "--allow-downgrades",
                                       "-o",      "DPkg::Lock::Timeout=600",
                                       "-o",      "Dpkg::Options::=--force-confdef",
-                                      "-o",      "Dpkg::Options::=--force-confold"};
+                                      "-o",      "Dpkg::Options::=--force-confold",
+                                      "-o",      "APT::Status-Fd=1"};
         append_targets(argv, pins, removals);
         return transaction(std::move(argv));
     }
@@ -145,6 +149,25 @@ public:
         }
         t.actions = parse_apt_simulation(r.out);
         return t;
+    }
+
+    [[nodiscard]] std::function<void(std::string_view)>
+    progress_reader(std::function<void(double, std::string_view)> report) const override {
+        // apt writes whole lines, but a pipe read may end anywhere in one.
+        return
+            [report = std::move(report), partial = std::string()](std::string_view chunk) mutable {
+                partial.append(chunk);
+                std::size_t start = 0;
+                for (auto nl = partial.find('\n'); nl != std::string::npos;
+                     nl = partial.find('\n', start)) {
+                    if (const auto st = parse_apt_status_line(
+                            std::string_view(partial).substr(start, nl - start))) {
+                        report(st->percent, st->text);
+                    }
+                    start = nl + 1;
+                }
+                partial.erase(0, start);
+            };
     }
 
     [[nodiscard]] Command refresh_source(const std::string& source_file) const override {
@@ -327,6 +350,38 @@ private:
 };
 
 } // namespace
+
+std::optional<AptStatus> parse_apt_status_line(std::string_view line) {
+    AptStatus st;
+    if (starts_with(line, "pmstatus:")) {
+        line.remove_prefix(9);
+    } else if (starts_with(line, "dlstatus:")) {
+        line.remove_prefix(9);
+        st.download = true;
+    } else {
+        return std::nullopt;
+    }
+    // PACKAGE may be "libssl3:amd64": the percent is the first field after the first one that
+    // reads as a number; TEXT is everything after it, colons and all.
+    const auto fields = split(line, ':');
+    for (std::size_t i = 1; i < fields.size(); ++i) {
+        const auto& f = fields[i];
+        char* end = nullptr;
+        const double percent = f.empty() ? -1 : std::strtod(f.c_str(), &end);
+        if (end == nullptr || *end != '\0' || percent < 0 || percent > 100) {
+            continue;
+        }
+        st.percent = percent;
+        for (std::size_t k = 0; k < i; ++k) {
+            st.package += (k == 0 ? "" : ":") + fields[k];
+        }
+        for (std::size_t k = i + 1; k < fields.size(); ++k) {
+            st.text += (k == i + 1 ? "" : ":") + fields[k];
+        }
+        return st;
+    }
+    return std::nullopt;
+}
 
 std::string apt_list_name(std::string_view uri) {
     // strutl.cc URItoFileName: drop the scheme and any user:password@, %-quote the characters

@@ -320,6 +320,9 @@ private:
         if (got > 0) {
             sink.append(buf, static_cast<std::size_t>(got));
             m_last_output = Clock::now();
+            if (&sink == &m_text_out && m_cmd.on_stdout) {
+                m_cmd.on_stdout(std::string_view(buf, static_cast<std::size_t>(got)));
+            }
         } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
             fd.reset();
         }

@@ -7,6 +7,7 @@ scenario_begin clean
 
 gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "apply on a fresh host" 0
+APPLY_OUT=$GP_STDOUT
 gp verify "$PROFILE_IN_ROOT"
 expect_rc "verify after apply" 0
 
@@ -53,11 +54,15 @@ check "initramfs regenerated (placeholder replaced by a real image)" \
     test "$(stat -c %s "$ROOT/boot/initrd.img-$SIM_KERNEL")" -gt 100000
 assert_grep "docker runtime configured by nvidia-ctk" '"nvidia-container-runtime"' "$ROOT/etc/docker/daemon.json"
 
+# Progress: off a terminal, apt's status lines become a line every few seconds, and the last.
+n=$(grep -Ec '^    \[ *[0-9]+%\] .*\([0-9]+:[0-9]{2}\)$' "$APPLY_OUT" || true)
+check "apply shows the transaction's progress ($n lines)" test "$n" -ge 2
+assert_grep "progress reaches 100% when the transaction is done" '^    \[100%\] done ' "$APPLY_OUT"
 # The log: every command gpuprov ran, with how it ended, how long it took, and its output.
 LOG=$ROOT/var/log/gpuprov.log
 assert_grep "log: the install transaction with exit code and duration" \
     '^[0-9T:.+-]+ gpuprov\[[0-9]+\] run=[0-9a-f]{8} info: run `apt-get install .*cuda-drivers-550=[^ ]* .*` -> exit 0 in [0-9]+\.[0-9]{3} s$' "$LOG"
-assert_grep "log: apt's own output" 'stdout\| Setting up nvidia-driver-550 ' "$LOG"
+assert_grep "log: apt's own output" 'stdout\| pmstatus:nvidia-driver-550:[0-9.]+:Installed nvidia-driver-550 ' "$LOG"
 assert_grep "log: the index refresh" 'run `apt-get update .*gpuprov-cuda\.sources.*` -> exit 0 in' "$LOG"
 assert_grep "log: read-only probes too" 'query `nvidia-smi --query-gpu=.*` -> exit 0 in' "$LOG"
 rid() { grep -E "$1" "$LOG" | head -n 1 | grep -o 'run=[0-9a-f]\{8\}'; }

@@ -56,7 +56,7 @@ done
 # apt itself now refuses to move the driver to the branch's other build; the same request with
 # the holds overridden resolves, so the holds are what stops it.
 older=()
-for p in nvidia-driver-550 nvidia-dkms-550 libnvidia-compute-550; do older+=("$p=$E2E_DRIVER_OLDER-1"); done
+for p in cuda-drivers-550 nvidia-driver-550 nvidia-dkms-550 libnvidia-compute-550; do older+=("$p=$E2E_DRIVER_OLDER-1"); done
 check "without the holds apt could move the driver" \
     in_root "$ROOT" 60 apt-get -s -y --allow-downgrades --allow-change-held-packages install "${older[@]}"
 set +e

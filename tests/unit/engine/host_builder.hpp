@@ -367,6 +367,7 @@ private:
                                         "Reading package lists...\n"};
         });
         sys.on_command_prefix({"apt-get", "install"}, [this](const Command& cmd) {
+            std::vector<std::string> names;
             for (const auto& arg : cmd.argv) {
                 const auto eq = arg.find('=');
                 if (arg.starts_with("-") || arg.find("::") != std::string::npos ||
@@ -378,8 +379,23 @@ private:
                 const auto version = arg.substr(eq + 1);
                 set_package(name, version);
                 package_files(name, version);
+                names.push_back(name);
             }
-            return CommandResult{};
+            // What apt prints with APT::Status-Fd=1 (apt-pkg's install-progress.cc format),
+            // handed over in 7-byte pieces as a pipe may cut it.
+            std::string out = "pmstatus:dpkg-exec:0.0000:Running dpkg\n";
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                out += fmt::format("pmstatus:{}:{:.4f}:Unpacking {} (amd64)\n", names[i],
+                                   100.0 * static_cast<double>(i + 1) /
+                                       static_cast<double>(names.size()),
+                                   names[i]);
+            }
+            if (cmd.on_stdout) {
+                for (std::size_t at = 0; at < out.size(); at += 7) {
+                    cmd.on_stdout(std::string_view(out).substr(at, 7));
+                }
+            }
+            return CommandResult{.out = out};
         });
         // apt's simulation, as far as unit tests need it: exactly the pins asked for (real apt's
         // dependency resolution is proven in the e2e suite); registered later, so it wins over
@@ -610,6 +626,12 @@ public:
         finished.emplace_back(std::string(id), status);
     }
     void info(std::string_view message) override { infos.emplace_back(message); }
+    std::vector<std::pair<double, std::string>> progressed;
+    int progress_ends = 0;
+    void progress(double percent, std::string_view what) override {
+        progressed.emplace_back(percent, std::string(what));
+    }
+    void progress_done() override { ++progress_ends; }
 };
 
 inline const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
@@ -671,7 +693,8 @@ inline const std::vector<std::string> kInstallPrefix = {
     "--yes",   "--allow-downgrades",
     "-o",      "DPkg::Lock::Timeout=600",
     "-o",      "Dpkg::Options::=--force-confdef",
-    "-o",      "Dpkg::Options::=--force-confold"};
+    "-o",      "Dpkg::Options::=--force-confold",
+    "-o",      "APT::Status-Fd=1"};
 
 inline std::vector<std::string> refresh_argv(const std::string& source) {
     return {"apt-get", "update",
