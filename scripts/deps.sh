@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev libspdlog-dev
       libcurl4-openssl-dev libssl-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
-    pkgs+=(libgtest-dev googletest gpgv gpg prometheus)
+    pkgs+=(libgtest-dev googletest gpgv gpg prometheus cloud-init python3-yaml)
     while read -r p; do
         [[ -n "$p" && "$p" != \#* ]] && pkgs+=("$p")
     done < tests/e2e/DEPS

@@ -1,61 +1,116 @@
+// `gpuprov cloud-init PROFILE`: #cloud-config user-data that provisions PROFILE on first boot.
+// Emitted with yaml-cpp, so no value can break the document's structure; `cloud-init schema`
+// accepts it (tests/cli/cli_smoke.sh).
 #include "cli_common.hpp"
 #include "profile_arg.hpp"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <gpuprov/error.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/strings.hpp>
 #include <iostream>
-#include <sstream>
+#include <yaml-cpp/yaml.h>
 
 namespace gpuprov::cli {
+
+namespace {
+
+constexpr const char* kDownload = "/usr/local/bin/gpuprov.download";
+constexpr const char* kChecksum = "/etc/gpuprov/gpuprov.sha256";
+
+bool is_sha256(std::string_view s) {
+    return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+void write_file(YAML::Emitter& out, const std::string& path, const std::string& mode,
+                const std::string& content) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "path" << YAML::Value << path;
+    out << YAML::Key << "owner" << YAML::Value << "root:root";
+    out << YAML::Key << "permissions" << YAML::Value << YAML::SingleQuoted << mode;
+    out << YAML::Key << "content" << YAML::Value << YAML::Literal << content;
+    out << YAML::EndMap;
+}
+
+void command(YAML::Emitter& out, const std::vector<std::string>& argv) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& word : argv) {
+        out << YAML::SingleQuoted << word;
+    }
+    out << YAML::EndSeq;
+}
+
+} // namespace
 
 void add_cloud_init_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
     auto* cmd = app.add_subcommand(
         "cloud-init", "print #cloud-config user-data that provisions PROFILE on first boot");
     static std::string profile_arg;
     static std::string install_from;
+    static std::string sha256;
     cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")->required();
     cmd->add_option("--install-from", install_from,
-                    "HTTPS URL of a gpuprov binary to download (default: already in the image)");
+                    "HTTPS URL of a gpuprov binary to install first (needs --sha256); default: "
+                    "gpuprov is already in the image");
+    cmd->add_option("--sha256", sha256, "SHA-256 of the --install-from binary (64 hex digits)");
     cmd->callback([&exit_code] {
         // Validate now: a typo must fail here, not on a VM at first boot.
         const auto profile = load_profile(profile_arg, Matrix::builtin());
         if (!install_from.empty() && !starts_with(install_from, "https://")) {
             throw UsageError("--install-from must be an https:// URL");
         }
-        std::string out = "#cloud-config\n"
-                          "# gpuprov: provisions profile " +
-                          profile.name +
-                          " on first boot; gpuprov-resume.service finishes after the driver's "
-                          "reboot.\n";
+        if (!install_from.empty() && !is_sha256(to_lower(sha256))) {
+            // A binary fetched and run as root on first boot is pinned like NVIDIA's keys are.
+            throw UsageError("--install-from needs --sha256 with the binary's 64-hex-digit "
+                             "SHA-256 (sha256sum gpuprov)");
+        }
+        if (install_from.empty() && !sha256.empty()) {
+            throw UsageError("--sha256 goes with --install-from");
+        }
+
+        YAML::Emitter out;
+        out << YAML::BeginMap;
         std::string target = profile.name;
-        if (!is_builtin_profile(profile_arg)) {
-            std::ifstream in(profile_arg);
-            std::stringstream ss;
-            ss << in.rdbuf();
-            if (ss.str().find("extends:") != std::string::npos &&
-                !is_builtin_profile(
-                    profile.extends_chain.empty() ? "" : profile.extends_chain.front())) {
-                throw UsageError("cloud-init embeds one profile file; it cannot carry a profile "
-                                 "that extends another file (extend a built-in instead)");
+        const bool builtin = is_builtin_profile(profile_arg);
+        if (!builtin || !install_from.empty()) {
+            out << YAML::Key << "write_files" << YAML::Value << YAML::BeginSeq;
+            if (!builtin) {
+                // The file with its extends: chain resolved: the parents are not on the VM.
+                target = "/etc/gpuprov/" + profile.name + ".yaml";
+                write_file(out, target, "0644", resolved_profile_yaml(profile_arg));
             }
-            target = "/etc/gpuprov/" + profile.name + ".yaml";
-            out += "write_files:\n  - path: " + target +
-                   "\n    permissions: '0644'\n    content: |\n" + indent_lines(ss.str(), "      ");
+            if (!install_from.empty()) {
+                write_file(out, kChecksum, "0644",
+                           fmt::format("{}  {}\n", to_lower(sha256), kDownload));
+            }
+            out << YAML::EndSeq;
         }
-        out += "runcmd:\n";
+        out << YAML::Key << "runcmd" << YAML::Value << YAML::BeginSeq;
+        std::string gpuprov = "gpuprov"; // /usr/bin (the package) or /usr/local/bin, via PATH
         if (!install_from.empty()) {
-            out += fmt::format("  - [curl, --fail, --silent, --show-error, --location, --retry, "
-                               "'5', --output, /usr/local/bin/gpuprov, '{}']\n",
-                               install_from);
-            out += "  - [chmod, '0755', /usr/local/bin/gpuprov]\n";
+            command(out, {"curl", "--fail", "--silent", "--show-error", "--location", "--retry",
+                          "5", "--proto", "=https", "--output", kDownload, install_from});
+            // runcmd is one shell script without `set -e`: the check and the install are one
+            // command, so a wrong download is never installed (the apply then fails visibly).
+            // A fixed string: no value of the user's reaches the shell.
+            command(out, {"sh", "-c",
+                          fmt::format("sha256sum --check --strict {} && install -m 0755 {} "
+                                      "/usr/local/bin/gpuprov",
+                                      kChecksum, kDownload)});
+            gpuprov = "/usr/local/bin/gpuprov";
         }
-        out += fmt::format(
-            "  - [/usr/local/bin/gpuprov, apply, '{}', --yes, --reboot, if-needed]\n", target);
-        std::cout << out;
+        command(out, {gpuprov, "apply", target, "--yes", "--reboot", "if-needed"});
+        out << YAML::EndSeq;
+        out << YAML::EndMap;
+        if (!out.good()) {
+            throw Error(std::string("could not emit the cloud-config: ") + out.GetLastError());
+        }
+        std::cout << "#cloud-config\n"
+                  << "# gpuprov: provisions profile " << profile.name
+                  << " on first boot; gpuprov-resume.service finishes after the driver's "
+                     "reboot.\n"
+                  << out.c_str() << "\n";
         exit_code = kExitOk;
     });
 }

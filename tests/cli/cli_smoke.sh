@@ -97,6 +97,38 @@ for p in cv-train nlp-infer sci-sim; do
     expect_exit 0 "cloud-init $p" "$bin" cloud-init "$p"
     grep -q "^#cloud-config" /tmp/cli_smoke.out && ok || bad "cloud-init $p output"
 done
+# cloud-init: the README's example (a file extending a built-in) embedded with its chain
+# resolved, a pinned download, and the real `cloud-init schema` accepts the document.
+ci=$(mktemp -d)
+cat >"$ci/my.yaml" <<'PROFILE'
+name: my-train
+extends: cv-train
+host:
+  gpus: {count: 8, model: A100, memory_gib: 80, interconnect: nvlink}
+  disk: {path: /, free_gib: 500}
+steps: {skip: [monitoring]}
+PROFILE
+expect_exit 2 "cloud-init --install-from without --sha256" "$bin" cloud-init "$ci/my.yaml" --install-from https://example.com/gpuprov
+expect_exit 0 "cloud-init of a file extending cv-train" "$bin" cloud-init "$ci/my.yaml" \
+    --install-from https://example.com/gpuprov --sha256 "$(printf gpuprov | sha256sum | cut -c1-64)"
+cp /tmp/cli_smoke.out "$ci/user-data"
+if command -v cloud-init >/dev/null; then
+    cloud-init schema --config-file "$ci/user-data" >/tmp/cli_smoke.schema 2>&1 && ok ||
+        bad "cloud-init schema refuses the user-data: $(cat /tmp/cli_smoke.schema)"
+else
+    bad "cloud-init is not installed (scripts/deps.sh --test installs it)"
+fi
+python3 - "$ci/user-data" "$ci/embedded.yaml" <<'PY' && ok || bad "user-data does not embed the profile and run it"
+import sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+files = {f["path"]: f for f in doc["write_files"]}
+open(sys.argv[2], "w").write(files["/etc/gpuprov/my-train.yaml"]["content"])
+assert files["/etc/gpuprov/gpuprov.sha256"]["content"].split()[1] == "/usr/local/bin/gpuprov.download"
+assert doc["runcmd"][-1] == ["/usr/local/bin/gpuprov", "apply", "/etc/gpuprov/my-train.yaml", "--yes", "--reboot", "if-needed"]
+PY
+expect_exit 0 "the embedded profile validates on its own" "$bin" profiles validate "$ci/embedded.yaml"
+grep -q "my-train" "$ci/embedded.yaml" && ! grep -q "^extends:" "$ci/embedded.yaml" && ok || bad "embedded profile not resolved"
+rm -rf "$ci"
 # apply without root is refused before anything happens (only meaningful when not root).
 if [[ $(id -u) -ne 0 ]]; then
     expect_exit 1 "apply as non-root" "$bin" apply cv-train --yes
