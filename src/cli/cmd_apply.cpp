@@ -183,8 +183,14 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             if (!sys.interactive()) {
                 throw UsageError("not on a terminal: pass --yes to apply without confirmation");
             }
-            if (show_plan(opts, profile_arg, filter, false, false, allow_remove) == kExitFailed) {
+            const auto shown = show_plan(opts, profile_arg, filter, false, true, allow_remove);
+            if (shown == kExitFailed) {
                 exit_code = kExitFailed;
+                return;
+            }
+            if (shown == kExitOk) {
+                // A converged host: nothing to confirm (the plan above says "Nothing to do").
+                exit_code = kExitOk;
                 return;
             }
             if (!confirm()) {
