@@ -27,6 +27,28 @@ struct JournalStep {
     std::string reboot_requested_at; ///< RFC 3339 UTC, when it first asked
 };
 
+/// One finished (or killed) run, kept in Journal::history.
+struct JournalRun {
+    std::string started_at;
+    std::string finished_at; ///< empty: the run was killed before it finished
+    std::string result;      ///< as Journal::result; "running" for a run that was killed
+    std::string message;
+    std::string profile;
+    std::string boot_id;
+    /// Steps this run did something to (done, failed, reboot-required): status, the seconds
+    /// it took, and the versions it installed.
+    struct Step {
+        std::string id;
+        std::string status;
+        double seconds = 0;
+        std::map<std::string, std::string> versions;
+    };
+    std::vector<Step> steps;
+};
+
+/// How many earlier runs the journal keeps, newest first.
+inline constexpr std::size_t kJournalHistory = 10;
+
 struct Journal {
     int schema = 1;
     std::string profile; ///< name as given to apply (built-in name or absolute path)
@@ -39,7 +61,12 @@ struct Journal {
     int runs = 0;                   ///< how many apply runs touched this journal
     std::string boot_id;            ///< the boot the last run ran in (empty: unknown)
     std::vector<JournalStep> steps; ///< in step order
+    /// The runs before this one, newest first, at most kJournalHistory.
+    std::vector<JournalRun> history;
     [[nodiscard]] const JournalStep* step(std::string_view id) const;
+    /// Moves the run this journal describes into `history` (steps that ran in it, with their
+    /// durations), before a new run starts; a journal that never ran adds nothing.
+    void archive_last_run();
     JournalStep& upsert(std::string_view id);
 };
 

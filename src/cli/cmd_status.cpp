@@ -1,6 +1,7 @@
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gpuprov/journal.hpp>
 #include <gpuprov/json_text.hpp>
 #include <iostream>
@@ -32,6 +33,19 @@ void print_human(const Journal& j) {
         std::cout << fmt::format("  {:<18} {:<16} {}{}\n", s.id, s.status,
                                  or_dash(s.finished_at.empty() ? s.started_at : s.finished_at),
                                  s.message.empty() ? "" : "  " + s.message);
+    }
+    if (j.history.empty()) {
+        return;
+    }
+    std::cout << "Earlier runs (newest first):\n";
+    for (const auto& r : j.history) {
+        std::vector<std::string> ran;
+        for (const auto& s : r.steps) {
+            ran.push_back(fmt::format("{} {} {:.0f}s", s.id, s.status, s.seconds));
+        }
+        std::cout << fmt::format(
+            "  {}  {:<16} {}\n", or_dash(r.started_at), r.result == "running" ? "killed" : r.result,
+            ran.empty() ? std::string("nothing to do") : fmt::format("{}", fmt::join(ran, ", ")));
     }
 }
 

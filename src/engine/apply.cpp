@@ -206,6 +206,7 @@ private:
         }
         m_journal = std::move(loaded.journal).value_or(Journal{});
         m_last_result = m_journal.result;
+        m_journal.archive_last_run();
         m_boot_id = current_boot_id(m_sys);
         m_journal.boot_id = m_boot_id;
         m_journal.profile = m_opt.profile_arg;

@@ -1,3 +1,5 @@
+#include <cstdint>
+#include <ctime>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
@@ -5,6 +7,7 @@
 #include <gpuprov/json_text.hpp>
 #include <gpuprov/strings.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace gpuprov {
 
@@ -29,10 +32,77 @@ JournalStep& Journal::upsert(std::string_view id) {
     return steps.back();
 }
 
+namespace {
+
+/// Seconds between two of rfc3339()'s timestamps; 0 when either is missing or unreadable.
+double seconds_between(const std::string& from, const std::string& to) {
+    const auto parse = [](const std::string& t) -> std::optional<std::int64_t> {
+        std::tm tm{};
+        if (t.size() != 20 || ::strptime(t.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) {
+            return std::nullopt;
+        }
+        return static_cast<std::int64_t>(::timegm(&tm));
+    };
+    const auto a = parse(from);
+    const auto b = parse(to);
+    return a && b && *b >= *a ? static_cast<double>(*b - *a) : 0.0;
+}
+
+} // namespace
+
+void Journal::archive_last_run() {
+    if (run_started_at.empty()) {
+        return;
+    }
+    JournalRun run{.started_at = run_started_at,
+                   .finished_at = run_finished_at,
+                   .result = result,
+                   .message = message,
+                   .profile = profile,
+                   .boot_id = boot_id};
+    for (const auto& s : steps) {
+        // A step's entry is this run's when it was written after the run started.
+        if ((s.status == "done" || s.status == "failed" || s.status == "reboot-required") &&
+            s.finished_at >= run_started_at) {
+            run.steps.push_back(
+                {s.id, s.status, seconds_between(s.started_at, s.finished_at), s.versions});
+        }
+    }
+    history.insert(history.begin(), std::move(run));
+    if (history.size() > kJournalHistory) {
+        history.resize(kJournalHistory);
+    }
+}
+
 std::string rfc3339(std::chrono::system_clock::time_point tp) {
     const auto secs = std::chrono::time_point_cast<std::chrono::seconds>(tp);
     return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", secs);
 }
+
+namespace {
+
+json history_json(const std::vector<JournalRun>& runs) {
+    json out = json::array();
+    for (const auto& r : runs) {
+        json steps = json::array();
+        for (const auto& s : r.steps) {
+            steps.push_back({{"id", s.id},
+                             {"status", s.status},
+                             {"seconds", s.seconds},
+                             {"versions", s.versions}});
+        }
+        out.push_back({{"started_at", r.started_at},
+                       {"finished_at", r.finished_at},
+                       {"result", r.result},
+                       {"message", r.message},
+                       {"profile", r.profile},
+                       {"boot_id", r.boot_id},
+                       {"steps", steps}});
+    }
+    return out;
+}
+
+} // namespace
 
 std::string journal_to_json_text(const Journal& j) {
     json steps = json::array();
@@ -56,7 +126,8 @@ std::string journal_to_json_text(const Journal& j) {
                       {"reboot_pending", j.reboot_pending},
                       {"runs", j.runs},
                       {"boot_id", j.boot_id},
-                      {"steps", steps}};
+                      {"steps", steps},
+                      {"history", history_json(j.history)}};
     return json_text(doc) + "\n";
 }
 
@@ -85,6 +156,20 @@ Journal journal_from_json_text(std::string_view text) {
         step.reboot_boot_id = s.value("reboot_boot_id", "");
         step.reboot_requested_at = s.value("reboot_requested_at", "");
         j.steps.push_back(std::move(step));
+    }
+    for (const auto& r : doc.value("history", json::array())) {
+        JournalRun run;
+        run.started_at = r.value("started_at", "");
+        run.finished_at = r.value("finished_at", "");
+        run.result = r.value("result", "");
+        run.message = r.value("message", "");
+        run.profile = r.value("profile", "");
+        run.boot_id = r.value("boot_id", "");
+        for (const auto& s : r.value("steps", json::array())) {
+            run.steps.push_back({s.value("id", ""), s.value("status", ""), s.value("seconds", 0.0),
+                                 s.value("versions", std::map<std::string, std::string>{})});
+        }
+        j.history.push_back(std::move(run));
     }
     return j;
 }

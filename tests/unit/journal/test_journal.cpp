@@ -1,5 +1,6 @@
 #include "fake_system.hpp"
 
+#include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/journal.hpp>
 #include <gtest/gtest.h>
@@ -111,4 +112,49 @@ TEST(Journal, BootIdIsTrimmedAndEmptyWhenMissing) {
     EXPECT_EQ(current_boot_id(sys), "");
     sys.add_file(kBootIdPath, "0b5e6f2a-1111-4222-8333-444455556666\n");
     EXPECT_EQ(current_boot_id(sys), "0b5e6f2a-1111-4222-8333-444455556666");
+}
+
+// The journal keeps the last runs, newest first, each with what its steps did and how long
+// they took, so `status` can answer "what happened on the last few boots?".
+TEST(JournalHistory, EachNewRunArchivesThePreviousOneUpToTen) {
+    gpuprov::Journal j;
+    EXPECT_TRUE((j.archive_last_run(), j.history.empty())); // never ran: nothing to keep
+    for (int run = 0; run < 12; ++run) {
+        j.archive_last_run();
+        j.run_started_at = fmt::format("2026-12-03T08:{:02d}:00Z", run);
+        j.run_finished_at = fmt::format("2026-12-03T08:{:02d}:30Z", run);
+        j.result = run == 11 ? "running" : "done";
+        auto& driver = j.upsert("driver");
+        driver.status = "done";
+        driver.started_at = fmt::format("2026-12-03T08:{:02d}:05Z", run);
+        driver.finished_at = fmt::format("2026-12-03T08:{:02d}:17Z", run);
+        driver.versions = {{"cuda-drivers-550", "550.90.07-1"}};
+    }
+    j.archive_last_run();
+    ASSERT_EQ(j.history.size(), gpuprov::kJournalHistory);
+    EXPECT_EQ(j.history.front().started_at, "2026-12-03T08:11:00Z");
+    EXPECT_EQ(j.history.front().result, "running"); // killed: it never finished
+    EXPECT_EQ(j.history.back().started_at, "2026-12-03T08:02:00Z");
+    ASSERT_EQ(j.history.front().steps.size(), 1u);
+    EXPECT_EQ(j.history.front().steps[0].id, "driver");
+    EXPECT_DOUBLE_EQ(j.history.front().steps[0].seconds, 12);
+    EXPECT_EQ(j.history.front().steps[0].versions.at("cuda-drivers-550"), "550.90.07-1");
+
+    const auto back = gpuprov::journal_from_json_text(gpuprov::journal_to_json_text(j));
+    ASSERT_EQ(back.history.size(), j.history.size());
+    EXPECT_EQ(back.history[3].started_at, j.history[3].started_at);
+    EXPECT_DOUBLE_EQ(back.history[0].steps[0].seconds, 12);
+}
+
+TEST(JournalHistory, AStepFromAnEarlierRunIsNotCountedAgain) {
+    gpuprov::Journal j;
+    j.run_started_at = "2026-12-03T09:00:00Z";
+    j.result = "done";
+    auto& old = j.upsert("cudnn");
+    old.status = "done";
+    old.started_at = "2026-12-02T10:00:00Z";
+    old.finished_at = "2026-12-02T10:00:09Z"; // yesterday's run did it
+    j.archive_last_run();
+    ASSERT_EQ(j.history.size(), 1u);
+    EXPECT_TRUE(j.history[0].steps.empty());
 }
