@@ -286,7 +286,8 @@ CudaSpec read_cuda(const Reader& r, const Node& n) {
     CudaSpec c;
     c.version = r.safe(v, "cuda.version", "a CUDA release such as \"12.4\"");
     const auto parsed = DottedVersion::parse(c.version);
-    if (!is_major_minor(c.version) || !parsed || parsed->str() != c.version ||
+    // "12.04" is not how NVIDIA writes a release: compare with the plain rendering.
+    if (!is_major_minor(c.version) || !parsed || DottedVersion{parsed->parts}.str() != c.version ||
         r.matrix().cuda(*parsed) == nullptr) {
         std::vector<std::string> known;
         for (const auto& rel : r.matrix().cuda_releases()) {

@@ -332,6 +332,34 @@ TEST_F(Steps, CudaToolkitPinsTheToolkitPackageNeverTheDriverDraggingMeta) {
     }
 }
 
+TEST_F(Steps, CudaToolkitOnR535PlansWithAMinorVersionCompatibilityNote) {
+    profile.driver->branch = "535";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-toolkit-12-4=12.4.1-1"});
+    std::vector<std::string> notes;
+    for (const auto& c : r.changes) {
+        if (c.kind == Change::Kind::note) {
+            notes.push_back(c.detail);
+        }
+    }
+    ASSERT_EQ(notes.size(), 1U);
+    EXPECT_TRUE(contains(notes[0], "minor version compatibility: CUDA 12.4 applications run on "
+                                   "driver branch 535"))
+        << notes[0];
+    EXPECT_TRUE(contains(notes[0], "PTX JIT")) << notes[0];
+}
+
+TEST_F(Steps, CudaToolkitOnItsOwnDriverBranchHasNoNote) {
+    TestHost host;
+    StepRunner run(host, profile);
+    for (const auto& c : run.check("cuda-toolkit").changes) {
+        EXPECT_NE(c.kind, Change::Kind::note) << c.detail;
+    }
+}
+
 TEST_F(Steps, CudaToolkitSatisfiedWhenInstalledAndOnPath) {
     TestHost host;
     host.set_package("cuda-toolkit-12-4", "12.4.0-1");
@@ -378,7 +406,7 @@ TEST_F(Steps, CudaToolkitBlockedWhenTheDistroRepoDoesNotCarryIt) {
     ASSERT_EQ(steps.at(5)->id(), "cuda-toolkit");
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "CUDA 12.4 is not in NVIDIA's ubuntu2404 repository (it "
-                                   "carries 12.5 to"))
+                                   "carries 12.5 and newer)"))
         << r.reason;
     // Decided from the version matrix, before any download.
     EXPECT_TRUE(sys.urls_fetched.empty());

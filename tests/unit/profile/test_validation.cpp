@@ -14,6 +14,37 @@ Profile load(const std::string& yaml) {
     return load_profile_text(yaml, "t.yaml", m());
 }
 
+TEST(Validation, LongTermBranchesRunNewerToolkitsOfTheirMajor) {
+    // NVIDIA's minor version compatibility: {R535, CUDA 12.4} and {R580, CUDA 13.2} work.
+    const auto a = load_profile(test::profile_fixture("good/r535-cuda124.yaml"), m());
+    EXPECT_EQ(a.driver->branch, "535");
+    EXPECT_EQ(a.cuda->version, "12.4");
+    const auto b = load_profile(test::profile_fixture("good/r580-cuda132.yaml"), m());
+    EXPECT_EQ(b.cuda->version, "13.2");
+    // At the major's floor it still loads; across a major it does not.
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"525\"}\ncuda: {version: \"12.9\"}\n"));
+    auto e = load_error("name: x\ndriver: {branch: \"570\"}\ncuda: {version: \"13.2\"}\n");
+    EXPECT_TRUE(contains(e.message(), "needs branch 595 or newer (toolkit driver 595.45.04), or "
+                                      "branch 580 or newer under minor version"))
+        << e.what();
+    // CUDA 13.0's own driver is the floor of every 13.x: no minor-compat alternative to offer.
+    e = load_error("name: x\ndriver: {branch: \"570\"}\ncuda: {version: \"13.0\"}\n");
+    EXPECT_FALSE(contains(e.message(), "under minor version")) << e.what();
+}
+
+TEST(Validation, Cudnn89OnCuda120Loads) {
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"525\"}\ncuda: {version: \"12.0\"}\n"
+                               "cudnn: {version: \"8.9\"}\n"));
+}
+
+TEST(Validation, Cudnn917OnCuda118IsRefusedWithTheMinorsThatServeIt) {
+    const auto e = load_error("name: x\ndriver: {branch: \"520\"}\ncuda: {version: \"11.8\"}\n"
+                              "cudnn: {version: \"9.17\"}\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "cuDNN 9.17 has no build for CUDA 11.8")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "set cudnn.version to \"9\"")) << e.what();
+}
+
 TEST(Validation, MinimalProfileGetsDefaults) {
     const auto p = load("name: minimal\n");
     EXPECT_EQ(p.name, "minimal");
@@ -118,9 +149,10 @@ TEST(Validation, CudnnVersionFormat) {
 }
 
 TEST(Validation, Cudnn8MessageListsTheBuildsThatExist) {
-    const auto e = load_error("name: x\ndriver: {branch: \"515\"}\ncuda: {version: \"11.7\"}\n"
+    const auto e = load_error("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"13.0\"}\n"
                               "cudnn: {version: \"8.9\"}\n");
     EXPECT_TRUE(contains(e.message(), "its builds are for CUDA 11.8, 12.1, 12.2")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "Use cudnn \"9\" with CUDA 13.0")) << e.what();
 }
 
 TEST(Validation, CudnnAndNcclNeedCuda) {
@@ -137,8 +169,12 @@ TEST(Validation, DriverBranchAtTheRequiredMinimumIsAccepted) {
     // Unquoted branch numbers read the same.
     EXPECT_EQ(load("name: x\ndriver: {branch: 580}\ncuda: {version: \"13.0\"}\n").driver->branch,
               "580");
-    const auto e = load_error("name: x\ndriver: {branch: \"545\"}\ncuda: {version: \"12.4\"}\n");
-    EXPECT_TRUE(contains(e.message(), "or cuda.version to \"12.3\" or older")) << e.what();
+    // Below the toolkit driver but at or above the major's floor: minor version compatibility.
+    EXPECT_EQ(
+        load("name: x\ndriver: {branch: \"545\"}\ncuda: {version: \"12.4\"}\n").driver->branch,
+        "545");
+    const auto e = load_error("name: x\ndriver: {branch: \"515\"}\ncuda: {version: \"12.4\"}\n");
+    EXPECT_TRUE(contains(e.message(), "or cuda.version to \"11.7\" or older")) << e.what();
 }
 
 TEST(Validation, GpuArchitectureBoundsOnCuda) {
