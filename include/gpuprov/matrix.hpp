@@ -151,6 +151,22 @@ public:
     [[nodiscard]] const std::vector<Cudnn9Range>& cudnn9_ranges() const { return m_cudnn9; }
     /// Container toolkit repo key fingerprint.
     [[nodiscard]] const std::string& container_key_fingerprint() const { return m_ctk_key; }
+    /// The key NVIDIA signs a repository with when `url` is NVIDIA's own
+    /// (https://developer.download.nvidia.com/compute/cuda/repos/..., with `slug` the host's
+    /// distro, or https://nvidia.github.io/libnvidia-container/...): fingerprint and where it
+    /// comes from. nullopt for any other URL (a mirror pins its own key) or an unknown slug.
+    struct NvidiaKey {
+        std::string fingerprint;
+        std::string what; ///< "3bf863cc.pub (ubuntu2204)", "the container toolkit's gpgkey"
+    };
+    [[nodiscard]] std::optional<NvidiaKey> nvidia_repo_key(std::string_view url,
+                                                           const std::string& slug) const;
+    /// Every fingerprint NVIDIA signs its CUDA repositories with (any distro).
+    [[nodiscard]] std::vector<std::string> cuda_repo_fingerprints() const;
+    /// True when `url` points at NVIDIA's CUDA network repositories.
+    [[nodiscard]] static bool is_nvidia_cuda_repo(std::string_view url);
+    /// True when `url` points at NVIDIA's container toolkit repository.
+    [[nodiscard]] static bool is_nvidia_container_repo(std::string_view url);
 
     /// Minor version compatibility floor of a CUDA major, if NVIDIA defines one.
     [[nodiscard]] const MinorVersionCompat* minor_version_compat(int cuda_major) const;

@@ -226,6 +226,39 @@ std::string Matrix::branch_lifecycle(int branch, const std::string& today) const
     return out;
 }
 
+bool Matrix::is_nvidia_cuda_repo(std::string_view url) {
+    return starts_with(url, "https://developer.download.nvidia.com/compute/cuda/repos/");
+}
+
+bool Matrix::is_nvidia_container_repo(std::string_view url) {
+    return starts_with(url, "https://nvidia.github.io/libnvidia-container/");
+}
+
+std::optional<Matrix::NvidiaKey> Matrix::nvidia_repo_key(std::string_view url,
+                                                         const std::string& slug) const {
+    if (is_nvidia_container_repo(url)) {
+        return NvidiaKey{m_ctk_key, "the container toolkit's gpgkey"};
+    }
+    if (!is_nvidia_cuda_repo(url)) {
+        return std::nullopt;
+    }
+    const auto* d = distro(slug);
+    if (d == nullptr) {
+        return std::nullopt;
+    }
+    return NvidiaKey{d->key_fingerprint, d->key_file + " (" + d->slug + ")"};
+}
+
+std::vector<std::string> Matrix::cuda_repo_fingerprints() const {
+    std::vector<std::string> out;
+    for (const auto& d : m_distros) {
+        if (std::find(out.begin(), out.end(), d.key_fingerprint) == out.end()) {
+            out.push_back(d.key_fingerprint);
+        }
+    }
+    return out;
+}
+
 DottedVersion Matrix::min_cuda_for(const GpuModel& gpu) const {
     DottedVersion need;
     if (const auto* arch = architecture(gpu.architecture)) {

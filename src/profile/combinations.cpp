@@ -202,8 +202,32 @@ void check_open_modules_exist(const Profile& p, const Matrix& matrix) {
 
 } // namespace
 
+/// NVIDIA's own repository URLs must carry a key NVIDIA signs them with; which one depends on
+/// the host's distro, so the planner checks the exact key (check_apt_repo) and this only
+/// refuses fingerprints NVIDIA uses for none of them.
+void check_nvidia_repo_keys(const Profile& p, const Matrix& matrix) {
+    for (const auto& [name, spec] : p.repositories) {
+        std::vector<std::string> allowed;
+        if (Matrix::is_nvidia_cuda_repo(spec.url)) {
+            allowed = matrix.cuda_repo_fingerprints();
+        } else if (Matrix::is_nvidia_container_repo(spec.url)) {
+            allowed = {matrix.container_key_fingerprint()};
+        }
+        if (allowed.empty() ||
+            std::find(allowed.begin(), allowed.end(), spec.key_fingerprint) != allowed.end()) {
+            continue;
+        }
+        fail(p.pos("repositories." + name + ".key_fingerprint"),
+             "'repositories." + name + ".key_fingerprint' is " + spec.key_fingerprint +
+                 ", a key NVIDIA does not sign " + spec.url +
+                 " with; NVIDIA's keys for it (gpuprov's version matrix): " + join(allowed, ", ") +
+                 ". A re-signed mirror needs its own url");
+    }
+}
+
 void check_combinations(const Profile& p, const Matrix& matrix) {
     check_open_modules_exist(p, matrix);
+    check_nvidia_repo_keys(p, matrix);
     std::optional<DottedVersion> cuda;
     if (p.cuda) {
         cuda = DottedVersion::parse(p.cuda->version);

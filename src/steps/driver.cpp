@@ -170,6 +170,13 @@ public:
                        "archive; use proprietary or open";
             return r;
         }
+        // NVIDIA's lifecycle for the branch (LTSB / production / new feature, end of life), so
+        // a change review sees a branch that no longer gets fixes.
+        if (const auto lifecycle = ctx.matrix.branch_lifecycle(
+                static_cast<int>(parse_int(d.branch).value_or(0)), year_month(sys.now()));
+            !lifecycle.empty()) {
+            r.changes.push_back(note("driver branch " + lifecycle));
+        }
         const auto pkgs = packages_for(d, ctx.facts);
         const auto prefix = d.branch + ".";
         if (!all_installed(sys, *pm, pkgs.from_nvidia, prefix) ||

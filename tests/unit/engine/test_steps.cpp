@@ -229,7 +229,26 @@ TEST_F(Steps, DriverSatisfiedWhenInstalledHeldAndLoaded) {
     StepRunner run(host, profile);
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
-    EXPECT_TRUE(r.changes.empty());
+    // Nothing to change; only NVIDIA's lifecycle for R550, which NVIDIA lists as end of life.
+    ASSERT_EQ(r.changes.size(), 1U);
+    EXPECT_EQ(r.changes[0].kind, Change::Kind::note);
+    EXPECT_TRUE(contains(r.changes[0].detail, "driver branch R550: past its end of life"))
+        << r.changes[0].detail;
+}
+
+TEST_F(Steps, DriverNotesTheLongTermBranchAndItsEndOfLife) {
+    profile.driver->branch = "580";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    std::vector<std::string> notes;
+    for (const auto& c : r.changes) {
+        if (c.kind == Change::Kind::note) {
+            notes.push_back(c.detail);
+        }
+    }
+    ASSERT_FALSE(notes.empty());
+    EXPECT_EQ(notes[0], "driver branch R580: Long Term Support Branch, end of life June 2028");
 }
 
 TEST_F(Steps, DriverOnlyHoldsWhenInstalledButNotHeld) {
@@ -250,7 +269,11 @@ TEST_F(Steps, DriverUpgradesAnotherBranch) {
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::pending);
     ASSERT_EQ(specs(r.installs), Strings{"cuda-drivers-550=550.127.08-1"});
-    EXPECT_EQ(r.changes.at(0).detail, "535.183.06-1 -> 550.127.08-1");
+    const auto package = std::find_if(r.changes.begin(), r.changes.end(), [](const Change& c) {
+        return c.kind == Change::Kind::package;
+    });
+    ASSERT_NE(package, r.changes.end());
+    EXPECT_EQ(package->detail, "535.183.06-1 -> 550.127.08-1");
 }
 
 TEST_F(Steps, DriverNeedsARebootWhenInstalledButNouveauHoldsTheGpus) {
@@ -316,6 +339,27 @@ TEST_F(Steps, FabricManagerSkippedWithoutNvswitches) {
     const auto r = run.check("fabric-manager");
     EXPECT_EQ(r.status, StepStatus::skipped);
     EXPECT_TRUE(contains(r.reason, "no NVSwitch")) << r.reason;
+}
+
+TEST_F(Steps, CudaRepoBlocksAnNvidiaUrlPinnedToAnotherDistrosKey) {
+    // NVIDIA signs its RHEL repositories with D42D0685; this Debian 12 host's repo uses 3bf863cc.
+    auto& cuda = profile.repositories.at("cuda");
+    cuda.url = "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/";
+    cuda.key_fingerprint = "610C7B14E068A878070DA4E99CD0A493D42D0685";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "but NVIDIA signs "
+                                   "https://developer.download.nvidia.com/compute/cuda/repos/"
+                                   "{distro}/{arch}/ with EB693B3035CD5710E231E123A4B469963BF863CC "
+                                   "(3bf863cc.pub (debian12)"))
+        << r.reason;
+    EXPECT_TRUE(host.sys.urls_fetched.empty());
+    // The right key for this distro passes that check (and goes on to fetch the key).
+    cuda.key_fingerprint = "EB693B3035CD5710E231E123A4B469963BF863CC";
+    StepRunner again(host, profile);
+    EXPECT_FALSE(contains(again.check("cuda-repo").reason, "NVIDIA signs"));
 }
 
 // ---- cuda-toolkit ----
@@ -449,7 +493,27 @@ TEST_F(Steps, CudnnPendingWhenOnlyTheRuntimeIsInstalled) {
     TestHost host;
     host.set_package("libcudnn9-cuda-12", "9.10.2.21-1");
     StepRunner run(host, profile);
-    EXPECT_EQ(run.check("cudnn").status, StepStatus::pending);
+    const auto r = run.check("cudnn");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    // Only the missing package: the runtime already at the pinned version is no change (the
+    // plan used to show "9.10.2.21-1 -> 9.10.2.21-1").
+    EXPECT_EQ(specs(r.installs), Strings{"libcudnn9-dev-cuda-12=9.10.2.21-1"});
+    EXPECT_EQ(targets(r, Change::Kind::package), Strings{"libcudnn9-dev-cuda-12"});
+    for (const auto& c : r.changes) {
+        EXPECT_FALSE(contains(c.detail, "9.10.2.21-1 -> 9.10.2.21-1")) << c.detail;
+    }
+}
+
+TEST_F(Steps, CudnnOlderRuntimeShowsItsUpgrade) {
+    TestHost host;
+    host.set_package("libcudnn9-cuda-12", "9.1.0.70-1");
+    host.set_package("libcudnn9-dev-cuda-12", "9.1.0.70-1");
+    profile.cudnn->version = "9.10";
+    StepRunner run(host, profile);
+    const auto r = run.check("cudnn");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    ASSERT_EQ(r.changes.size(), 2U);
+    EXPECT_EQ(r.changes[0].detail, "9.1.0.70-1 -> 9.10.2.21-1");
 }
 
 TEST_F(Steps, CudnnSkippedWhenNotAskedFor) {

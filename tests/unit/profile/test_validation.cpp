@@ -45,6 +45,27 @@ TEST(Validation, Cudnn917OnCuda118IsRefusedWithTheMinorsThatServeIt) {
     EXPECT_TRUE(contains(e.message(), "set cudnn.version to \"9\"")) << e.what();
 }
 
+TEST(Validation, NvidiaRepoUrlNeedsOneOfNvidiasKeys) {
+    const auto e = load_error(
+        "name: x\nrepositories:\n  cuda:\n"
+        "    url: https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/\n"
+        "    key_url: https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/"
+        "3bf863cc.pub\n"
+        "    key_fingerprint: E5E9C99CFEA1AC66664F46E1BCD8D74936E937A1\n");
+    EXPECT_EQ(e.line(), 6);
+    EXPECT_EQ(e.col(), 22);
+    EXPECT_TRUE(contains(e.message(), "a key NVIDIA does not sign")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "EB693B3035CD5710E231E123A4B469963BF863CC")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "610C7B14E068A878070DA4E99CD0A493D42D0685")) << e.what();
+    // The container toolkit's URL has exactly one key.
+    const auto c =
+        load_error("name: x\nrepositories:\n  container-toolkit:\n"
+                   "    url: https://nvidia.github.io/libnvidia-container/stable/deb/{pkgarch}/\n"
+                   "    key_url: https://nvidia.github.io/libnvidia-container/gpgkey\n"
+                   "    key_fingerprint: EB693B3035CD5710E231E123A4B469963BF863CC\n");
+    EXPECT_TRUE(contains(c.message(), "C95B321B61E88C1809C4F759DDCAE044F796ECB0")) << c.what();
+}
+
 TEST(Validation, MinimalProfileGetsDefaults) {
     const auto p = load("name: minimal\n");
     EXPECT_EQ(p.name, "minimal");
