@@ -182,8 +182,51 @@ GpuRequirement read_gpus(const Reader& r, const Node& n) {
     return g;
 }
 
+std::vector<DiskSpec> read_disks(const Reader& r, const Node& n) {
+    if (n.kind != Node::Kind::seq) {
+        fail(n.pos, "'host.disks' must be a list such as [{path: /data, size_gib: 1800, nvme: "
+                    "true}]; got " +
+                        kind_name(n));
+    }
+    std::vector<DiskSpec> out;
+    for (std::size_t i = 0; i < n.seq.size(); ++i) {
+        const auto& e = n.seq[i];
+        const auto at = "host.disks[" + std::to_string(i) + "]";
+        r.expect_map(e, at, {"path", "size_gib", "free_gib", "nvme", "ssd"});
+        DiskSpec d;
+        if (const auto* p = get(e, "path")) {
+            d.path = r.scalar(*p, at + ".path", "an absolute path");
+            check_abs_path(d.path, p->pos, at + ".path");
+        }
+        if (const auto* v = get(e, "size_gib")) {
+            d.size_gib = r.integer(*v, at + ".size_gib", 1, 1 << 20);
+        }
+        if (const auto* v = get(e, "free_gib")) {
+            d.free_gib = r.integer(*v, at + ".free_gib", 1, 1 << 20);
+        }
+        if (const auto* v = get(e, "nvme")) {
+            d.nvme = r.boolean(*v, at + ".nvme");
+        }
+        if (const auto* v = get(e, "ssd")) {
+            d.ssd = r.boolean(*v, at + ".ssd");
+        }
+        if (!d.size_gib && !d.free_gib && !d.nvme && !d.ssd) {
+            fail(e.pos, "'" + at +
+                            "' asks for nothing; give size_gib (the disk's size: a 2 TB "
+                            "disk is 1863 GiB), free_gib, nvme: true or ssd: true");
+        }
+        const bool duplicate = std::any_of(out.begin(), out.end(),
+                                           [&](const DiskSpec& o) { return o.path == d.path; });
+        if (duplicate) {
+            fail(e.pos, "'" + at + "': path " + d.path + " is listed twice in host.disks");
+        }
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
 HostRequirements read_host(const Reader& r, const Node& n) {
-    r.expect_map(n, "host", {"os", "gpus", "memory_gib", "disk"});
+    r.expect_map(n, "host", {"os", "gpus", "memory_gib", "disk", "disks"});
     HostRequirements h;
     if (const auto* os = get(n, "os")) {
         if (os->kind != Node::Kind::seq) {
@@ -211,6 +254,9 @@ HostRequirements read_host(const Reader& r, const Node& n) {
         disk.free_gib =
             r.integer(r.required(*d, "host.disk", "free_gib"), "host.disk.free_gib", 1, 1 << 20);
         h.disk = disk;
+    }
+    if (const auto* d = get(n, "disks")) {
+        h.disks = read_disks(r, *d);
     }
     return h;
 }

@@ -35,6 +35,81 @@ TEST_F(Steps, PreflightInstallsMissingKernelHeadersFromTheDistro) {
     EXPECT_TRUE(contains(r.reason, "kernel headers for " + kKernel)) << r.reason;
 }
 
+// The built-in profiles on the hosts their scenarios describe (disks from
+// tests/fixtures/disks): a 2 TB NVMe is 1863 GiB, a 1 TB SSD 931 GiB.
+struct ScenarioDisk {
+    const char* tree;
+    std::uint64_t fs_total_gib; ///< what statvfs reports for the filesystem on it
+};
+
+CheckResult preflight_of(const std::string& builtin, TestHost& host) {
+    const auto p = load_profile(builtin, matrix());
+    StepRunner run(host, p);
+    return run.check("preflight");
+}
+
+TEST(BuiltinPreflight, CvTrainPassesOnItsScenarioHostWithA2TbNvme) {
+    TestHost host; // 4x A100 SXM4 80GB, 257 GiB RAM, Debian 12
+    host.sys.load_tree("disks/nvme-2tb");
+    host.sys.set_disk("/", {.total_bytes = 1833ull << 30, .free_bytes = 1740ull << 30});
+    const auto r = preflight_of("cv-train", host);
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+}
+
+TEST(BuiltinPreflight, NlpInferPassesOnItsScenarioHostWithA1TbSsd) {
+    TestHost host({.gpus = 2, .device_id = 0x1eb8, .nvswitches = 0}); // 2x T4
+    host.sys.load_tree("disks/ssd-1tb");
+    host.sys.set_disk("/", {.total_bytes = 915ull << 30, .free_bytes = 860ull << 30});
+    const auto r = preflight_of("nlp-infer", host);
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+}
+
+TEST(BuiltinPreflight, CvTrainRefusesASataSsdAndATooSmallDisk) {
+    TestHost host;
+    host.sys.load_tree("disks/ssd-1tb");
+    host.sys.set_disk("/", {.total_bytes = 915ull << 30, .free_bytes = 860ull << 30});
+    const auto r = preflight_of("cv-train", host);
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs a 1800 GiB disk under /; / (/dev/sda2 on sda) is 932 "
+                                   "GiB"))
+        << r.reason;
+    EXPECT_TRUE(contains(r.reason, "needs / on NVMe; it is on / (/dev/sda2 on sda)")) << r.reason;
+}
+
+TEST(BuiltinPreflight, NlpInferRefusesASpinningDisk) {
+    TestHost host({.gpus = 2, .device_id = 0x1eb8, .nvswitches = 0});
+    host.sys.load_tree("disks/hdd-1tb");
+    host.sys.set_disk("/", {.total_bytes = 930ull << 30, .free_bytes = 900ull << 30});
+    const auto r = preflight_of("nlp-infer", host);
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs / on an SSD; / (/dev/sda1 on sda) is a rotating disk"))
+        << r.reason;
+}
+
+TEST_F(Steps, PreflightChecksADataMountsSizeAndFreeSpace) {
+    profile.host.disks = {
+        DiskSpec{.path = "/srv/data set", .size_gib = 3500, .free_gib = 100, .nvme = true}};
+    TestHost host;
+    host.sys.load_tree("disks/lvm-nvme");
+    host.sys.set_disk("/srv/data set", {.total_bytes = 3570ull << 30, .free_bytes = 50ull << 30});
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs 100 GiB free on /srv/data set; 50.0 GiB free"))
+        << r.reason;
+    EXPECT_FALSE(contains(r.reason, "disk under")) << r.reason; // 3577 GiB is enough
+    EXPECT_FALSE(contains(r.reason, "NVMe")) << r.reason;
+}
+
+TEST_F(Steps, PreflightSaysWhenItCannotTellTheDisk) {
+    profile.host.disks = {DiskSpec{.path = "/", .nvme = true}};
+    TestHost host; // no /proc/self/mountinfo
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "cannot tell which disk holds /")) << r.reason;
+}
+
 TEST_F(Steps, PreflightBlocksOnTooFewGpusAndNamesWhatItFound) {
     TestHost host({.gpus = 2});
     StepRunner run(host, profile);

@@ -66,6 +66,39 @@ TEST(Validation, NvidiaRepoUrlNeedsOneOfNvidiasKeys) {
     EXPECT_TRUE(contains(c.message(), "C95B321B61E88C1809C4F759DDCAE044F796ECB0")) << c.what();
 }
 
+TEST(Validation, HostDisksAsSysadminsSizeThem) {
+    const auto p = load("name: x\nhost:\n  disks:\n    - {path: /data, size_gib: 1800, nvme: "
+                        "true}\n    - {path: /, free_gib: 50, ssd: true}\n");
+    ASSERT_EQ(p.host.disks.size(), 2U);
+    EXPECT_EQ(p.host.disks[0].path, "/data");
+    EXPECT_EQ(p.host.disks[0].size_gib, 1800);
+    EXPECT_TRUE(p.host.disks[0].nvme);
+    EXPECT_FALSE(p.host.disks[0].ssd);
+    EXPECT_EQ(p.host.disks[1].free_gib, 50);
+    EXPECT_TRUE(p.host.disks[1].ssd);
+    // The v1 host.disk still works next to it.
+    EXPECT_EQ(load("name: x\nhost: {disk: {free_gib: 10}}\n").host.disk->free_gib, 10);
+}
+
+TEST(Validation, HostDisksErrorsPointAtTheEntry) {
+    auto e = load_error("name: x\nhost:\n  disks:\n    - {path: /data}\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "'host.disks[0]' asks for nothing; give size_gib"))
+        << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: data, size_gib: 10}\n");
+    EXPECT_TRUE(contains(e.message(), "host.disks[0].path")) << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: /data, size_gib: 10, nvme: yes}\n");
+    EXPECT_TRUE(contains(e.message(), "'host.disks[0].nvme' must be true or false")) << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: /data, size_gb: 10}\n");
+    EXPECT_TRUE(contains(e.message(), "size_gib")) << e.what();
+    e = load_error("name: x\nhost:\n  disks: {path: /data, size_gib: 10}\n");
+    EXPECT_TRUE(contains(e.message(), "'host.disks' must be a list")) << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: /d, size_gib: 1}\n    - {path: /d, "
+                   "ssd: true}\n");
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_TRUE(contains(e.message(), "listed twice")) << e.what();
+}
+
 TEST(Validation, MinimalProfileGetsDefaults) {
     const auto p = load("name: minimal\n");
     EXPECT_EQ(p.name, "minimal");
