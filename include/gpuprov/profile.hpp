@@ -63,10 +63,15 @@ struct DriverSpec {
     std::string flavor = "proprietary"; ///< proprietary | open | server
     bool hold = false;
     bool hold_kernel = false;
+    /// An exact driver ("550.90.07", on `branch`); nullopt: the newest in the branch.
+    std::optional<std::string> version;
 };
 
 struct CudaSpec {
     std::string version; ///< "12.4" (major.minor)
+    /// An exact toolkit release ("12.4.1") when the profile pins one; nullopt: the newest
+    /// cuda-toolkit-X-Y the repository has.
+    std::optional<std::string> exact;
 };
 
 struct CudnnSpec {

@@ -38,13 +38,21 @@ void check_driver_runs_cuda(const Profile& p, const Matrix& matrix, const CudaRe
     }
     const int branch = static_cast<int>(*parse_int(p.driver->branch));
     const bool datacenter = datacenter_gpus(p, matrix);
-    const auto fit = matrix.driver_runs_cuda(branch, std::nullopt, cuda, datacenter);
+    const auto exact = p.driver->version ? DottedVersion::parse(*p.driver->version)
+                                         : std::optional<DottedVersion>{};
+    const auto fit = matrix.driver_runs_cuda(branch, exact, cuda, datacenter);
     if (fit.kind != DriverCudaFit::Kind::too_old) {
         return;
     }
     const auto older = newest_cuda_for_branch(matrix, branch);
     const auto* mvc = matrix.minor_version_compat(cuda.version.major());
     const int floor = mvc != nullptr ? mvc->min_driver.major() : cuda.driver_branch;
+    if (exact && branch >= cuda.driver_branch) {
+        fail(p.pos("driver.version"), "driver " + exact->str() + " is too old for CUDA " +
+                                          cuda.version.str() + ": " + fit.note +
+                                          ". Set driver.version to " + cuda.min_driver.str() +
+                                          " or newer, or omit it for the newest in the branch");
+    }
     fail(p.pos("driver.branch"),
          "driver branch " + p.driver->branch + " is too old for CUDA " + cuda.version.str() +
              ", which needs branch " + std::to_string(cuda.driver_branch) +

@@ -305,7 +305,7 @@ std::map<std::string, RepositorySpec> read_repositories(const Reader& r, const N
 }
 
 DriverSpec read_driver(const Reader& r, const Node& n) {
-    r.expect_map(n, "driver", {"branch", "flavor", "hold", "hold_kernel"});
+    r.expect_map(n, "driver", {"branch", "version", "flavor", "hold", "hold_kernel"});
     DriverSpec d;
     const auto& branch = r.required(n, "driver", "branch");
     d.branch = r.safe(branch, "driver.branch", "a driver branch such as \"550\"");
@@ -323,6 +323,18 @@ DriverSpec read_driver(const Reader& r, const Node& n) {
     if (const auto* v = get(n, "hold_kernel")) {
         d.hold_kernel = r.boolean(*v, "driver.hold_kernel");
     }
+    if (const auto* v = get(n, "version")) {
+        const auto text = r.safe(*v, "driver.version", "an exact driver such as \"550.90.07\"");
+        const auto parsed = DottedVersion::parse(text);
+        if (!parsed || parsed->parts.size() < 2 || parsed->parts.size() > 3 ||
+            std::to_string(parsed->major()) != d.branch || parsed->str() != text) {
+            fail(v->pos, "'driver.version' must be an exact driver of branch " + d.branch +
+                             " such as \"" + d.branch +
+                             ".90.07\" (as nvidia-smi prints it); got '" + text +
+                             "'. Omit it for the newest driver in the branch");
+        }
+        d.version = text;
+    }
     return d;
 }
 
@@ -331,6 +343,13 @@ CudaSpec read_cuda(const Reader& r, const Node& n) {
     const auto& v = r.required(n, "cuda", "version");
     CudaSpec c;
     c.version = r.safe(v, "cuda.version", "a CUDA release such as \"12.4\"");
+    // "12.4.1": an exact toolkit update of a release gpuprov knows.
+    if (const auto full = DottedVersion::parse(c.version);
+        full && full->parts.size() == 3 && DottedVersion{full->parts}.str() == c.version &&
+        r.matrix().cuda(*full) != nullptr) {
+        c.exact = c.version;
+        c.version = std::to_string(full->major()) + "." + std::to_string(full->minor());
+    }
     const auto parsed = DottedVersion::parse(c.version);
     // "12.04" is not how NVIDIA writes a release: compare with the plain rendering.
     if (!is_major_minor(c.version) || !parsed || DottedVersion{parsed->parts}.str() != c.version ||
@@ -339,7 +358,9 @@ CudaSpec read_cuda(const Reader& r, const Node& n) {
         for (const auto& rel : r.matrix().cuda_releases()) {
             known.push_back(rel.version.str());
         }
-        fail(v.pos, "'cuda.version' must be a CUDA release as major.minor; '" + c.version +
+        fail(v.pos, "'cuda.version' must be a CUDA release as major.minor (or an exact update, "
+                    "major.minor.patch); '" +
+                        c.version +
                         "' is not one gpuprov knows. Known releases: " + join(known, ", "));
     }
     return c;

@@ -80,12 +80,16 @@ public:
             }
         }
         const auto package = "cuda-toolkit-" + cuda_dash(version);
-        if (!pm->installed(sys, package)) {
+        // cuda.version: 12.4.1 pins that update ("12.4.1-1"); 12.4 takes the newest.
+        const auto& exact = ctx.profile.cuda->exact;
+        const auto want_prefix = exact ? *exact + "-" : std::string();
+        const auto installed = pm->installed(sys, package);
+        if (!installed || (exact && !starts_with(*installed, want_prefix))) {
             const auto* index = index_or_block(ctx, "cuda", r);
             if (index == nullptr) {
                 return r;
             }
-            const auto pins = pin_with_prefix(*index, {package}, "", r, "CUDA");
+            const auto pins = pin_with_prefix(*index, {package}, want_prefix, r, "CUDA");
             if (!pins) {
                 return r;
             }

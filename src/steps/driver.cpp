@@ -178,7 +178,8 @@ public:
             r.changes.push_back(note("driver branch " + lifecycle));
         }
         const auto pkgs = packages_for(d, ctx.facts);
-        const auto prefix = d.branch + ".";
+        // driver.version pins one driver ("550.90.07-1"); else the newest in the branch.
+        const auto prefix = d.version ? *d.version + "-" : d.branch + ".";
         if (!all_installed(sys, *pm, pkgs.from_nvidia, prefix) ||
             !all_installed(sys, *pm, pkgs.from_distro)) {
             const PackageIndex* index = nullptr;
@@ -190,8 +191,14 @@ public:
                 const auto* rec = index->newest_with_prefix(name, prefix);
                 if (rec == nullptr) {
                     r.status = StepStatus::blocked;
-                    r.reason =
-                        fmt::format("the CUDA repository has no {} of branch {}", name, d.branch);
+                    r.reason = d.version
+                                   ? fmt::format("the CUDA repository has no {} version {}-* "
+                                                 "(driver.version {}); newest there: {}",
+                                                 name, *d.version, *d.version,
+                                                 index->newest(name) ? index->newest(name)->version
+                                                                     : std::string("none"))
+                                   : fmt::format("the CUDA repository has no {} of branch {}", name,
+                                                 d.branch);
                     return r;
                 }
                 pins.push_back({name, rec->version});

@@ -471,6 +471,43 @@ TEST_F(Steps, CudaToolkitOnR535PlansWithAMinorVersionCompatibilityNote) {
     EXPECT_TRUE(contains(notes[0], "PTX JIT")) << notes[0];
 }
 
+TEST_F(Steps, CudaToolkitPinsAnExactUpdate) {
+    profile.cuda->exact = "12.4.1";
+    TestHost host;
+    host.set_package("cuda-toolkit-12-4", "12.4.0-1");
+    host.sys.add_file(kProfileDPath, kProfileD);
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-toolkit-12-4=12.4.1-1"});
+    // An update the repository does not have is named.
+    profile.cuda->exact = "12.4.0";
+    StepRunner again(host, profile);
+    const auto b = again.check("cuda-toolkit");
+    EXPECT_EQ(b.status, StepStatus::satisfied) << b.reason; // 12.4.0-1 is installed
+    profile.cuda->exact = "12.4.9";
+    StepRunner third(host, profile);
+    const auto c = third.check("cuda-toolkit");
+    EXPECT_EQ(c.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(c.reason, "has no cuda-toolkit-12-4 version 12.4.9-*")) << c.reason;
+}
+
+TEST_F(Steps, DriverPinsAnExactVersion) {
+    // The index has 550.54.15-1 and 550.127.08-1: a pin takes the older one, not the newest.
+    profile.driver->version = "550.54.15";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    const auto s = specs(r.installs);
+    EXPECT_NE(std::find(s.begin(), s.end(), "cuda-drivers-550=550.54.15-1"), s.end());
+    profile.driver->version = "550.90.07";
+    StepRunner again(host, profile);
+    const auto b = again.check("driver");
+    EXPECT_EQ(b.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(b.reason, "has no cuda-drivers-550 version 550.90.07-*")) << b.reason;
+}
+
 TEST_F(Steps, CudaToolkitOnItsOwnDriverBranchHasNoNote) {
     TestHost host;
     StepRunner run(host, profile);

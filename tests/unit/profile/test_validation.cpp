@@ -99,6 +99,35 @@ TEST(Validation, HostDisksErrorsPointAtTheEntry) {
     EXPECT_TRUE(contains(e.message(), "listed twice")) << e.what();
 }
 
+TEST(Validation, PinnedToolkitAndDriverVersions) {
+    const auto p = load("name: x\ndriver: {branch: \"550\", version: \"550.90.07\"}\n"
+                        "cuda: {version: \"12.4.1\"}\n");
+    EXPECT_EQ(p.cuda->version, "12.4");
+    EXPECT_EQ(p.cuda->exact, std::optional<std::string>("12.4.1"));
+    EXPECT_EQ(p.driver->version, std::optional<std::string>("550.90.07"));
+    // Without them: the newest in the branch and in the repository.
+    const auto q = load("name: x\ndriver: {branch: \"550\"}\ncuda: {version: \"12.4\"}\n");
+    EXPECT_FALSE(q.cuda->exact.has_value());
+    EXPECT_FALSE(q.driver->version.has_value());
+    // Below the toolkit driver but above CUDA 12's floor: minor version compatibility.
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"550\", version: \"550.40.07\"}\n"
+                               "cuda: {version: \"12.4\"}\n"));
+}
+
+TEST(Validation, PinnedDriverMustBeOnItsBranchAndNewEnough) {
+    auto e = load_error("name: x\ndriver: {branch: \"550\", version: \"535.183.06\"}\n");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.col(), 34);
+    EXPECT_TRUE(contains(e.message(), "'driver.version' must be an exact driver of branch 550"))
+        << e.what();
+    e = load_error("name: x\ndriver: {branch: \"550\", version: \"550\"}\n");
+    EXPECT_TRUE(contains(e.message(), "'driver.version' must be an exact driver")) << e.what();
+    e = load_error("name: x\ndriver: {branch: \"580\", version: \"580.65.05\"}\n"
+                   "cuda: {version: \"13.0\"}\n");
+    EXPECT_TRUE(contains(e.message(), "driver 580.65.05 is too old for CUDA 13.0")) << e.what();
+    EXPECT_EQ(e.col(), 34);
+}
+
 TEST(Validation, MinimalProfileGetsDefaults) {
     const auto p = load("name: minimal\n");
     EXPECT_EQ(p.name, "minimal");
@@ -181,8 +210,10 @@ TEST(Validation, DescriptionIsOneLine) {
 TEST(Validation, CudaVersionFormat) {
     EXPECT_TRUE(
         contains(load_error("name: x\ncuda: {version: \"12\"}\n").message(), "major.minor"));
-    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.4.1\"}\n").message(),
-                         "'12.4.1' is not one gpuprov knows"));
+    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.7.1\"}\n").message(),
+                         "'12.7.1' is not one gpuprov knows"));
+    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.4.01\"}\n").message(),
+                         "is not one gpuprov knows"));
     EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.04\"}\n").message(),
                          "'12.04' is not one"));
     EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.7\"}\n").message(),
