@@ -77,6 +77,31 @@ struct HostFacts {
     std::optional<DiskSpace> root_disk;
 };
 
+/// The block device behind a path, from /proc/self/mountinfo and /sys/block (what a sysadmin
+/// reads with findmnt and lsblk).
+struct BlockDevice {
+    std::string mount_point;        ///< the mount that holds the path: "/", "/data"
+    std::string source;             ///< mountinfo's mount source: "/dev/nvme0n1p2"
+    std::vector<std::string> disks; ///< whole disks under it: ["nvme0n1"] (several for md/dm)
+    std::uint64_t size_bytes = 0;   ///< the whole disk's size (smallest of several); 0 unknown
+    bool nvme = false;              ///< every disk is an NVMe namespace
+    std::optional<bool> rotational; ///< any disk rotational (queue/rotational); nullopt unknown
+};
+
+/// One line of /proc/self/mountinfo: mount point and source.
+struct MountEntry {
+    std::string mount_point;
+    std::string source;
+    std::string fstype;
+};
+[[nodiscard]] std::vector<MountEntry> parse_mountinfo(std::string_view content);
+
+/// The device holding `path`: the longest mount point that contains it, its source resolved
+/// to whole disks through /sys/block (partitions, device-mapper and md via slaves/). nullopt
+/// when the mount or its device cannot be found (a bind mount, tmpfs, no sysfs).
+[[nodiscard]] std::optional<BlockDevice> block_device_for(const System& sys,
+                                                          const std::string& path);
+
 class Matrix;
 
 /// Reads everything above; GPUs are named from `matrix`. Never throws for a missing or odd

@@ -17,11 +17,12 @@ struct GpuModel {
     std::uint16_t device_id = 0;
     std::string model;              ///< family name a profile uses: "A100", "H100", "T4"
     std::string name;               ///< "A100 SXM4 80GB"
-    std::string smi_name;           ///< what nvidia-smi prints: "NVIDIA A100-SXM4-80GB"
+    std::string smi_name;           ///< what nvidia-smi prints; empty when no output was seen
     std::string architecture;       ///< "ampere"
     std::string compute_capability; ///< "8.0"
     int memory_gib = 0;
-    bool nvswitch = false; ///< HGX/DGX SXM part: NVSwitch systems need fabric manager
+    bool nvswitch = false;  ///< HGX/DGX SXM part: NVSwitch systems need fabric manager
+    bool datacenter = true; ///< an NVIDIA Data Center GPU: CUDA forward compatibility applies
 };
 
 struct CudaRelease {
@@ -38,19 +39,72 @@ struct DistroRepo {
     std::string os;         ///< the host.os id profiles use: "debian-12", "ubuntu-22.04"
     std::string family;     ///< "debian" | "rhel"
     DottedVersion cuda_min; ///< oldest cuda-toolkit-X-Y in the network repo
-    DottedVersion cuda_max; ///< newest known
+    /// Newest, only for a repo NVIDIA stopped adding releases to; nullopt: open-ended (the live
+    /// index decides about releases newer than the matrix).
+    std::optional<DottedVersion> cuda_max;
     std::string key_fingerprint;
     std::string key_file;  ///< "3bf863cc.pub"
     bool confirmed = true; ///< false: cuda_min/cuda_max are inferred, not seen
     /// True when the repo carries cuda-toolkit-X-Y for this major.minor.
     [[nodiscard]] bool carries(const DottedVersion& cuda) const {
-        return cuda_min <= cuda && cuda <= cuda_max;
+        return cuda_min <= cuda && (!cuda_max || cuda <= *cuda_max);
     }
 };
 
 struct CudnnBuild {
     std::string cudnn;               ///< full version "8.9.7.29"
     std::vector<DottedVersion> cuda; ///< the +cudaX.Y builds that exist
+    /// Per build (same index as `cuda`): the oldest CUDA it serves ("12.0" for +cuda12.2).
+    std::vector<DottedVersion> serves_from;
+};
+
+/// A range of cuDNN 9 minors and the CUDA majors they build for.
+struct Cudnn9Range {
+    DottedVersion first;               ///< "9.0"
+    DottedVersion last;                ///< "9.4"
+    std::map<int, DottedVersion> cuda; ///< CUDA major -> oldest release of it served
+    /// Majors that may be built in this range (not confirmed), with their oldest release.
+    std::map<int, DottedVersion> maybe;
+    [[nodiscard]] bool confirmed() const { return maybe.empty(); }
+};
+
+/// CUDA minor version compatibility floor of a CUDA major.
+struct MinorVersionCompat {
+    int cuda_major = 0;
+    DottedVersion min_driver; ///< "525.60.13"
+};
+
+/// A data-center driver branch and its lifecycle.
+struct DriverBranchInfo {
+    int branch = 0;
+    std::string type; ///< "ltsb" | "production" | "new-feature" | "" (not stated)
+    std::string eol;  ///< "2026-06", or "ended" when NVIDIA lists it as EOL without a date
+    /// "Long Term Support Branch", "Production Branch", "New Feature Branch", "".
+    [[nodiscard]] std::string type_name() const;
+};
+
+/// Minimum CUDA of a compute capability where it is later than its architecture's.
+struct ComputeCapability {
+    std::string cc;         ///< "8.6"
+    DottedVersion min_cuda; ///< "11.1"
+    bool confirmed = true;
+};
+
+/// How a driver branch runs a CUDA release (Matrix::driver_runs_cuda).
+struct DriverCudaFit {
+    enum class Kind { toolkit_driver, minor_compat, too_old };
+    Kind kind = Kind::too_old;
+    std::string note; ///< minor_compat: what works and what does not; too_old: why and the fixes
+};
+
+/// Whether a cuDNN 9 version prefix has a build for a CUDA release (Matrix::cudnn9_for).
+struct Cudnn9Fit {
+    enum class Kind { supported, unsupported, unconfirmed };
+    Kind kind = Kind::unsupported;
+    std::string message; ///< unsupported: why, with the alternatives; unconfirmed: the note
+    /// Set when later cuDNN 9 minors still build for this CUDA major but no longer serve this
+    /// release (CUDA 11.4-11.7 stop at 9.4): install no newer minor than this.
+    std::optional<DottedVersion> newest_minor;
 };
 
 struct Architecture {
@@ -59,6 +113,8 @@ struct Architecture {
     bool open_module_ok = true;            ///< open kernel modules support it (Turing+)
     bool proprietary_ok = true;            ///< proprietary modules support it (not Blackwell/GH200)
     std::optional<DottedVersion> max_cuda; ///< last CUDA that targets it (Volta: 12.9)
+    std::optional<int> first_branch;       ///< first driver branch that runs it (Hopper: 520)
+    std::optional<int> last_branch;        ///< last driver branch that supports it (Volta: 580)
 };
 
 class Matrix {
@@ -86,12 +142,53 @@ public:
     /// Newest cuDNN 8 build whose `+cudaX.Y` suits `cuda` (same major, X.Y ≤ cuda), if any.
     [[nodiscard]] std::optional<std::pair<std::string, DottedVersion>>
     cudnn8_for(const DottedVersion& cudnn_prefix, const DottedVersion& cuda) const;
-    /// Supported cuDNN majors per CUDA major ("9" needs CUDA ≥ 11.8 for cuda-11 builds, ...).
+    /// True when some cuDNN 9 release builds for `cuda` (its major, at or after the oldest
+    /// release of that major the build serves).
     [[nodiscard]] bool cudnn9_supports(const DottedVersion& cuda) const;
-    /// Oldest CUDA cuDNN 9 serves (11.8).
-    [[nodiscard]] const DottedVersion& cudnn9_min_cuda() const { return m_cudnn9_min_cuda; }
+    /// Whether cuDNN `prefix` ("9", "9.17") builds for `cuda`, with the reason when not.
+    [[nodiscard]] Cudnn9Fit cudnn9_for(const DottedVersion& prefix,
+                                       const DottedVersion& cuda) const;
+    [[nodiscard]] const std::vector<Cudnn9Range>& cudnn9_ranges() const { return m_cudnn9; }
     /// Container toolkit repo key fingerprint.
     [[nodiscard]] const std::string& container_key_fingerprint() const { return m_ctk_key; }
+    /// The key NVIDIA signs a repository with when `url` is NVIDIA's own
+    /// (https://developer.download.nvidia.com/compute/cuda/repos/..., with `slug` the host's
+    /// distro, or https://nvidia.github.io/libnvidia-container/...): fingerprint and where it
+    /// comes from. nullopt for any other URL (a mirror pins its own key) or an unknown slug.
+    struct NvidiaKey {
+        std::string fingerprint;
+        std::string what; ///< "3bf863cc.pub (ubuntu2204)", "the container toolkit's gpgkey"
+    };
+    [[nodiscard]] std::optional<NvidiaKey> nvidia_repo_key(std::string_view url,
+                                                           const std::string& slug) const;
+    /// Every fingerprint NVIDIA signs its CUDA repositories with (any distro).
+    [[nodiscard]] std::vector<std::string> cuda_repo_fingerprints() const;
+    /// True when `url` points at NVIDIA's CUDA network repositories.
+    [[nodiscard]] static bool is_nvidia_cuda_repo(std::string_view url);
+    /// True when `url` points at NVIDIA's container toolkit repository.
+    [[nodiscard]] static bool is_nvidia_container_repo(std::string_view url);
+
+    /// Minor version compatibility floor of a CUDA major, if NVIDIA defines one.
+    [[nodiscard]] const MinorVersionCompat* minor_version_compat(int cuda_major) const;
+    /// Can driver branch `branch` (or the exact driver `exact`, when given) run CUDA `cuda`:
+    /// with its own toolkit driver, under minor version compatibility (with a note on what
+    /// does not work), or not at all (with the fixes, forward compatibility among them when
+    /// `datacenter_gpus`).
+    [[nodiscard]] DriverCudaFit driver_runs_cuda(int branch,
+                                                 const std::optional<DottedVersion>& exact,
+                                                 const CudaRelease& cuda,
+                                                 bool datacenter_gpus) const;
+    /// The forward compatibility package for a CUDA release: "cuda-compat-13-0".
+    [[nodiscard]] std::string forward_compat_package(const DottedVersion& cuda) const;
+    [[nodiscard]] const DriverBranchInfo* driver_branch(int branch) const;
+    /// "R535: Long Term Support Branch, end of life June 2026 (past)" for a plan note; empty
+    /// when the matrix knows nothing about the branch. `today` is "YYYY-MM".
+    [[nodiscard]] std::string branch_lifecycle(int branch, const std::string& today) const;
+    /// First branch with the open GPU kernel modules (515).
+    [[nodiscard]] int open_modules_since() const { return m_open_modules_since; }
+    /// First CUDA that builds native code for this GPU (its architecture's, or its compute
+    /// capability's when later: A10 needs 11.1).
+    [[nodiscard]] DottedVersion min_cuda_for(const GpuModel& gpu) const;
 
 private:
     std::vector<GpuModel> m_gpus;
@@ -99,8 +196,12 @@ private:
     std::vector<DistroRepo> m_distros;
     std::vector<Architecture> m_archs;
     std::vector<CudnnBuild> m_cudnn8;
-    DottedVersion m_cudnn9_min_cuda;
-    std::vector<int> m_cudnn9_majors;
+    std::vector<Cudnn9Range> m_cudnn9;
+    std::vector<MinorVersionCompat> m_mvc;
+    std::string m_forward_compat_package;
+    std::vector<DriverBranchInfo> m_branches;
+    int m_open_modules_since = 0;
+    std::vector<ComputeCapability> m_ccs;
     std::string m_ctk_key;
 };
 

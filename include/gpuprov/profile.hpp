@@ -2,7 +2,6 @@
 // Scenario profiles (schema v1, docs/profiles.md). yaml-cpp stays inside src/profile; everything
 // else sees these plain structs.
 #include <gpuprov/embedded.hpp>
-
 #include <map>
 #include <optional>
 #include <string>
@@ -26,35 +25,53 @@ struct GpuRequirement {
     std::optional<std::string> interconnect; ///< "nvlink" | "pcie"
 };
 
+/// host.disk (v1): free space on one path.
 struct DiskRequirement {
     std::string path = "/";
     int free_gib = 0;
 };
 
+/// One entry of host.disks: the storage a path lives on, sized as sysadmins buy it.
+struct DiskSpec {
+    std::string path = "/";
+    /// The device under `path` (the whole disk; the filesystem when sysfs cannot tell) holds at
+    /// least this many GiB. A "2 TB" disk is 1863 GiB, a "1 TB" one 931 GiB.
+    std::optional<int> size_gib;
+    std::optional<int> free_gib; ///< free space on the filesystem now
+    bool nvme = false;           ///< every disk under it is an NVMe namespace
+    bool ssd = false;            ///< no disk under it rotates
+};
+
 struct HostRequirements {
-    std::vector<std::string> os;             ///< empty: every supported OS
+    std::vector<std::string> os; ///< empty: every supported OS
     std::optional<GpuRequirement> gpus;
     std::optional<int> memory_gib;
-    std::optional<DiskRequirement> disk;
+    std::optional<DiskRequirement> disk; ///< legacy single free-space check
+    std::vector<DiskSpec> disks;
 };
 
 struct RepositorySpec {
-    std::string name;             ///< "cuda", "container-toolkit"
-    std::string url;              ///< may hold {distro} {arch} {pkgarch}
+    std::string name; ///< "cuda", "container-toolkit"
+    std::string url;  ///< may hold {distro} {arch} {pkgarch}
     std::string key_url;
-    std::string key_fingerprint;  ///< 40 hex digits, upper case, no spaces
-    bool allow_insecure = false;  ///< permits http:// URLs
+    std::string key_fingerprint; ///< 40 hex digits, upper case, no spaces
+    bool allow_insecure = false; ///< permits http:// URLs
 };
 
 struct DriverSpec {
-    std::string branch;                  ///< "535"
-    std::string flavor = "proprietary";  ///< proprietary | open | server
+    std::string branch;                 ///< "535"
+    std::string flavor = "proprietary"; ///< proprietary | open | server
     bool hold = false;
     bool hold_kernel = false;
+    /// An exact driver ("550.90.07", on `branch`); nullopt: the newest in the branch.
+    std::optional<std::string> version;
 };
 
 struct CudaSpec {
     std::string version; ///< "12.4" (major.minor)
+    /// An exact toolkit release ("12.4.1") when the profile pins one; nullopt: the newest
+    /// cuda-toolkit-X-Y the repository has.
+    std::optional<std::string> exact;
 };
 
 struct CudnnSpec {
@@ -80,7 +97,7 @@ struct MonitoringSpec {
 struct Profile {
     std::string name;
     std::string description;
-    std::string source;                  ///< file path or "builtin:cv-train.yaml"
+    std::string source;                     ///< file path or "builtin:cv-train.yaml"
     std::vector<std::string> extends_chain; ///< resolved parents, nearest first
     HostRequirements host;
     bool nouveau_blacklist = true;

@@ -11,9 +11,13 @@ namespace gpuprov {
 /// A dotted numeric version. Missing components compare as 0 ("12.4" == "12.4.0").
 struct DottedVersion {
     std::vector<int> parts;
+    /// Digits each part was written with, so str() gives back NVIDIA's "580.65.06" rather than
+    /// "580.65.6". Empty for versions built from numbers; never part of comparisons.
+    std::vector<int> widths;
 
     /// nullopt unless `s` is one or more dot-separated decimal numbers.
     [[nodiscard]] static std::optional<DottedVersion> parse(std::string_view s);
+    /// The version as written (leading zeros of a parsed part kept: "580.65.06").
     [[nodiscard]] std::string str() const;
     [[nodiscard]] int major() const { return parts.empty() ? 0 : parts[0]; }
     [[nodiscard]] int minor() const { return parts.size() < 2 ? 0 : parts[1]; }

@@ -85,15 +85,26 @@ Matrix::cudnn8_for(const DottedVersion& cudnn_prefix, const DottedVersion& cuda)
         if (!cudnn || !cudnn->has_prefix(cudnn_prefix)) {
             continue;
         }
-        // A +cudaX.Y build runs on any X.Z with Z >= Y (minor-version compatibility), never
-        // across a CUDA major.
-        std::optional<DottedVersion> target;
-        for (const auto& built_for : build.cuda) {
-            if (built_for.major() == cuda.major() && built_for.minor() <= cuda.minor() &&
-                (!target || *target < built_for)) {
-                target = built_for;
+        // A +cudaX.Y build serves its support-matrix range (serves_from .. X.Y) and later X.*
+        // releases (minor version compatibility), never another CUDA major. Prefer the highest
+        // build not above `cuda`, else the lowest one whose range still covers it.
+        std::optional<DottedVersion> at_or_below;
+        std::optional<DottedVersion> above;
+        for (std::size_t i = 0; i < build.cuda.size(); ++i) {
+            const auto& built_for = build.cuda[i];
+            const auto& from = i < build.serves_from.size() ? build.serves_from[i] : built_for;
+            if (built_for.major() != cuda.major() || cuda < from) {
+                continue;
+            }
+            if (built_for <= cuda) {
+                if (!at_or_below || *at_or_below < built_for) {
+                    at_or_below = built_for;
+                }
+            } else if (!above || built_for < *above) {
+                above = built_for;
             }
         }
+        const auto target = at_or_below ? at_or_below : above;
         if (target && (!best || best->first < *cudnn)) {
             best = {*cudnn, {build.cudnn, *target}};
         }
@@ -105,9 +116,10 @@ Matrix::cudnn8_for(const DottedVersion& cudnn_prefix, const DottedVersion& cuda)
 }
 
 bool Matrix::cudnn9_supports(const DottedVersion& cuda) const {
-    const bool major_built = std::find(m_cudnn9_majors.begin(), m_cudnn9_majors.end(),
-                                       cuda.major()) != m_cudnn9_majors.end();
-    return major_built && m_cudnn9_min_cuda <= cuda;
+    return std::any_of(m_cudnn9.begin(), m_cudnn9.end(), [&](const Cudnn9Range& r) {
+        const auto it = r.cuda.find(cuda.major());
+        return it != r.cuda.end() && it->second <= cuda;
+    });
 }
 
 } // namespace gpuprov

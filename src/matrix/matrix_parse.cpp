@@ -160,9 +160,11 @@ std::vector<DistroRepo> read_distros(const Reader& r, const YAML::Node& list) {
             r.fail(row["family"], "'family' must be debian or rhel, not '" + d.family + "'");
         }
         d.cuda_min = r.version(row, "cuda_min");
-        d.cuda_max = r.version(row, "cuda_max");
-        if (d.cuda_max < d.cuda_min) {
-            r.fail(row["cuda_max"], "cuda_max is older than cuda_min");
+        if (row["cuda_max"]) {
+            d.cuda_max = r.version(row, "cuda_max");
+            if (*d.cuda_max < d.cuda_min) {
+                r.fail(row["cuda_max"], "cuda_max is older than cuda_min");
+            }
         }
         d.key_file = r.string(row, "key_file");
         d.key_fingerprint = r.fingerprint(row, "key_fingerprint");
@@ -177,7 +179,7 @@ std::vector<CudnnBuild> read_cudnn8(const Reader& r, const YAML::Node& list) {
     std::vector<CudnnBuild> out;
     for (const auto& row : list) {
         r.expect_map(row, "a cudnn8 row");
-        r.only_keys(row, {"version", "cuda"});
+        r.only_keys(row, {"version", "cuda", "serves"});
         CudnnBuild b;
         const auto v = r.version(row, "version");
         if (v.major() != 8 || v.parts.size() != 4) {
@@ -189,6 +191,25 @@ std::vector<CudnnBuild> read_cudnn8(const Reader& r, const YAML::Node& list) {
         for (const auto& c : cuda) {
             b.cuda.push_back(r.version_at(c, "cuda"));
         }
+        b.serves_from = b.cuda;
+        if (const auto serves = row["serves"]) {
+            r.expect_map(serves, "'serves'");
+            for (const auto& kv : serves) {
+                const auto built = r.version_at(kv.first, "serves");
+                const auto from = r.version_at(kv.second, "serves");
+                const auto it = std::find(b.cuda.begin(), b.cuda.end(), built);
+                if (it == b.cuda.end()) {
+                    r.fail(kv.first, "'serves' names +cuda" + built.str() +
+                                         ", which is not in this row's cuda list");
+                }
+                if (from.major() != built.major() || built < from) {
+                    r.fail(kv.second, "+cuda" + built.str() + " can only serve CUDA " +
+                                          std::to_string(built.major()) + ".x up to " +
+                                          built.str() + ", not from " + from.str());
+                }
+                b.serves_from[static_cast<std::size_t>(it - b.cuda.begin())] = from;
+            }
+        }
         out.push_back(std::move(b));
     }
     return out;
@@ -199,12 +220,19 @@ std::vector<Architecture> read_archs(const Reader& r, const YAML::Node& list) {
     std::vector<Architecture> out;
     for (const auto& row : list) {
         r.expect_map(row, "an architectures row");
-        r.only_keys(row, {"name", "min_cuda", "max_cuda", "open_module_ok", "proprietary_ok"});
+        r.only_keys(row, {"name", "min_cuda", "max_cuda", "first_branch", "last_branch",
+                          "open_module_ok", "proprietary_ok"});
         Architecture a;
         a.name = r.string(row, "name");
         a.min_cuda = r.version(row, "min_cuda");
         if (row["max_cuda"]) {
             a.max_cuda = r.version(row, "max_cuda");
+        }
+        if (row["first_branch"]) {
+            a.first_branch = static_cast<int>(r.integer(row, "first_branch"));
+        }
+        if (row["last_branch"]) {
+            a.last_branch = static_cast<int>(r.integer(row, "last_branch"));
         }
         a.open_module_ok = r.boolean(row, "open_module_ok", true);
         a.proprietary_ok = r.boolean(row, "proprietary_ok", true);
@@ -234,12 +262,14 @@ std::vector<GpuModel> read_gpus(const Reader& r, const YAML::Node& list,
     for (const auto& row : list) {
         r.expect_map(row, "a gpus row");
         r.only_keys(row, {"device_id", "model", "name", "smi_name", "architecture",
-                          "compute_capability", "memory_gib", "nvswitch"});
+                          "compute_capability", "memory_gib", "nvswitch", "datacenter"});
         GpuModel g;
         g.device_id = device_id(r, r.required(row, "device_id"));
         g.model = r.string(row, "model");
         g.name = r.string(row, "name");
-        g.smi_name = r.string(row, "smi_name");
+        if (row["smi_name"]) {
+            g.smi_name = r.string(row, "smi_name");
+        }
         g.architecture = r.string(row, "architecture");
         const bool known = std::any_of(archs.begin(), archs.end(), [&](const Architecture& a) {
             return a.name == g.architecture;
@@ -251,12 +281,111 @@ std::vector<GpuModel> read_gpus(const Reader& r, const YAML::Node& list,
         g.compute_capability = r.version(row, "compute_capability").str();
         g.memory_gib = static_cast<int>(r.integer(row, "memory_gib"));
         g.nvswitch = r.boolean(row, "nvswitch", false);
+        g.datacenter = r.boolean(row, "datacenter", true);
         const bool duplicate = std::any_of(
             out.begin(), out.end(), [&](const GpuModel& o) { return o.device_id == g.device_id; });
         if (duplicate) {
             r.fail(row["device_id"], "device_id " + r.string(row, "device_id") + " listed twice");
         }
         out.push_back(std::move(g));
+    }
+    return out;
+}
+
+std::vector<Cudnn9Range> read_cudnn9(const Reader& r, const YAML::Node& list) {
+    r.expect_seq(list, "'cudnn9'");
+    std::vector<Cudnn9Range> out;
+    for (const auto& row : list) {
+        r.expect_map(row, "a cudnn9 row");
+        r.only_keys(row, {"first", "last", "cuda", "maybe"});
+        Cudnn9Range c;
+        c.first = r.version(row, "first");
+        c.last = r.version(row, "last");
+        if (c.first.major() != 9 || c.last.major() != 9 || c.last < c.first) {
+            r.fail(row["first"], "a cudnn9 row needs 9.x minors with first <= last");
+        }
+        if (!out.empty() && !(out.back().last < c.first)) {
+            r.fail(row["first"], "cudnn9 rows must be sorted and must not overlap");
+        }
+        const auto majors = [&](const YAML::Node& map, const std::string& key) {
+            std::map<int, DottedVersion> out_majors;
+            r.expect_map(map, "'" + key + "'");
+            for (const auto& kv : map) {
+                const auto major = static_cast<int>(r.integer_at(kv.first, key));
+                const auto from = r.version_at(kv.second, key);
+                if (from.major() != major) {
+                    r.fail(kv.second, "CUDA " + from.str() + " is not a CUDA " +
+                                          std::to_string(major) + ".x release");
+                }
+                out_majors.emplace(major, from);
+            }
+            return out_majors;
+        };
+        c.cuda = majors(r.required(row, "cuda"), "cuda");
+        if (const auto maybe = row["maybe"]) {
+            c.maybe = majors(maybe, "maybe");
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::vector<MinorVersionCompat> read_mvc(const Reader& r, const YAML::Node& list) {
+    r.expect_seq(list, "'minor_version_compat'");
+    std::vector<MinorVersionCompat> out;
+    for (const auto& row : list) {
+        r.expect_map(row, "a minor_version_compat row");
+        r.only_keys(row, {"cuda_major", "min_driver"});
+        MinorVersionCompat m;
+        m.cuda_major = static_cast<int>(r.integer(row, "cuda_major"));
+        m.min_driver = r.version(row, "min_driver");
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::vector<DriverBranchInfo> read_branches(const Reader& r, const YAML::Node& list) {
+    r.expect_seq(list, "'branches'");
+    std::vector<DriverBranchInfo> out;
+    for (const auto& row : list) {
+        r.expect_map(row, "a driver branch row");
+        r.only_keys(row, {"branch", "type", "eol"});
+        DriverBranchInfo b;
+        b.branch = static_cast<int>(r.integer(row, "branch"));
+        if (row["type"]) {
+            b.type = r.string(row, "type");
+            if (b.type != "ltsb" && b.type != "production" && b.type != "new-feature") {
+                r.fail(row["type"],
+                       "'type' must be ltsb, production or new-feature, not '" + b.type + "'");
+            }
+        }
+        b.eol = r.string(row, "eol");
+        const bool month = b.eol.size() == 7 && b.eol[4] == '-' &&
+                           std::all_of(b.eol.begin(), b.eol.end(), [](char ch) {
+                               return ch == '-' || std::isdigit(static_cast<unsigned char>(ch));
+                           });
+        if (b.eol != "ended" && !month) {
+            r.fail(row["eol"], "'eol' must be a year-month such as \"2026-06\", or ended");
+        }
+        if (!out.empty() && out.back().branch >= b.branch) {
+            r.fail(row["branch"], "driver branches must be sorted, oldest first");
+        }
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+std::vector<ComputeCapability> read_ccs(const Reader& r, const YAML::Node& list) {
+    r.expect_seq(list, "'compute_capabilities'");
+    std::vector<ComputeCapability> out;
+    for (const auto& row : list) {
+        r.expect_map(row, "a compute_capabilities row");
+        r.only_keys(row, {"cc", "min_cuda", "confirmed"});
+        ComputeCapability c;
+        c.cc = r.version(row, "cc").str();
+        c.min_cuda = r.version(row, "min_cuda");
+        c.confirmed = r.boolean(row, "confirmed", true);
+        out.push_back(std::move(c));
     }
     return out;
 }
@@ -273,8 +402,9 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
                            "YAML syntax error: " + e.msg);
     }
     r.expect_map(root, "the version matrix");
-    r.only_keys(root, {"schema", "cuda", "distros", "cudnn8", "cudnn9", "architectures", "gpus",
-                       "container_toolkit"});
+    r.only_keys(root, {"schema", "cuda", "minor_version_compat", "forward_compat",
+                       "driver_branches", "distros", "cudnn8", "cudnn9", "architectures",
+                       "compute_capabilities", "gpus", "container_toolkit"});
     if (r.integer(root, "schema") != 1) {
         r.fail(root["schema"], "unsupported matrix schema; expected 1");
     }
@@ -286,15 +416,24 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     m.m_archs = read_archs(r, r.required(root, "architectures"));
     m.m_gpus = read_gpus(r, r.required(root, "gpus"), m.m_archs);
 
-    const auto cudnn9 = r.required(root, "cudnn9");
-    r.expect_map(cudnn9, "'cudnn9'");
-    r.only_keys(cudnn9, {"min_cuda", "cuda_majors"});
-    m.m_cudnn9_min_cuda = r.version(cudnn9, "min_cuda");
-    const auto majors = r.required(cudnn9, "cuda_majors");
-    r.expect_seq(majors, "'cuda_majors'");
-    for (const auto& major : majors) {
-        m.m_cudnn9_majors.push_back(static_cast<int>(r.integer_at(major, "cuda_majors")));
+    m.m_cudnn9 = read_cudnn9(r, r.required(root, "cudnn9"));
+    m.m_mvc = read_mvc(r, r.required(root, "minor_version_compat"));
+    m.m_ccs = read_ccs(r, r.required(root, "compute_capabilities"));
+
+    const auto fwd = r.required(root, "forward_compat");
+    r.expect_map(fwd, "'forward_compat'");
+    r.only_keys(fwd, {"package"});
+    m.m_forward_compat_package = r.string(fwd, "package");
+    if (m.m_forward_compat_package.find("{major}") == std::string::npos ||
+        m.m_forward_compat_package.find("{minor}") == std::string::npos) {
+        r.fail(fwd["package"], "'package' must contain {major} and {minor}");
     }
+
+    const auto branches = r.required(root, "driver_branches");
+    r.expect_map(branches, "'driver_branches'");
+    r.only_keys(branches, {"open_modules_since", "branches"});
+    m.m_open_modules_since = static_cast<int>(r.integer(branches, "open_modules_since"));
+    m.m_branches = read_branches(r, r.required(branches, "branches"));
 
     const auto ctk = r.required(root, "container_toolkit");
     r.expect_map(ctk, "'container_toolkit'");

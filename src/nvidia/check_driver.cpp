@@ -113,11 +113,20 @@ std::vector<CheckOutcome> check_driver(const VerifyInput& in, const System& sys)
             support.fix = "use a CUDA release gpuprov knows (gpuprov profiles show)";
             settle(support, false);
         } else {
-            support.expected = ">= " + release->min_driver.str() + " (toolkit driver of CUDA " +
-                               in.profile.cuda->version + ")";
+            // Minor version compatibility: any driver at or above the major's floor runs the
+            // toolkit (with a limited feature set); below it nothing does.
+            const auto* mvc = in.matrix.minor_version_compat(release->version.major());
+            const auto& floor = mvc != nullptr ? mvc->min_driver : release->min_driver;
+            support.expected =
+                ">= " + floor.str() +
+                (mvc != nullptr
+                     ? " (minor version compatibility for CUDA " + std::to_string(mvc->cuda_major) +
+                           ".x; toolkit driver of CUDA " + in.profile.cuda->version + ": " +
+                           release->min_driver.str() + ")"
+                     : " (toolkit driver of CUDA " + in.profile.cuda->version + ")");
             support.fix = "install a driver of branch " + std::to_string(release->driver_branch) +
                           " or newer: " + apply_hint;
-            settle(support, have && release->min_driver <= *have);
+            settle(support, have && floor <= *have);
         }
         out.push_back(support);
     }

@@ -21,20 +21,50 @@ std::string newest_cuda_for_branch(const Matrix& matrix, int branch) {
     return newest;
 }
 
+/// True unless the profile names a GPU model that is not a data-center part (forward
+/// compatibility applies to data-center GPUs only).
+bool datacenter_gpus(const Profile& p, const Matrix& matrix) {
+    if (!p.host.gpus || !p.host.gpus->model) {
+        return true;
+    }
+    const auto devices = matrix.gpus_of_model(*p.host.gpus->model);
+    return std::all_of(devices.begin(), devices.end(),
+                       [](const GpuModel* g) { return g->datacenter; });
+}
+
 void check_driver_runs_cuda(const Profile& p, const Matrix& matrix, const CudaRelease& cuda) {
     if (!p.driver) {
         return;
     }
     const int branch = static_cast<int>(*parse_int(p.driver->branch));
-    if (branch >= cuda.driver_branch) {
+    const bool datacenter = datacenter_gpus(p, matrix);
+    const auto exact = p.driver->version ? DottedVersion::parse(*p.driver->version)
+                                         : std::optional<DottedVersion>{};
+    const auto fit = matrix.driver_runs_cuda(branch, exact, cuda, datacenter);
+    if (fit.kind != DriverCudaFit::Kind::too_old) {
         return;
     }
     const auto older = newest_cuda_for_branch(matrix, branch);
+    const auto* mvc = matrix.minor_version_compat(cuda.version.major());
+    const int floor = mvc != nullptr ? mvc->min_driver.major() : cuda.driver_branch;
+    if (exact && branch >= cuda.driver_branch) {
+        fail(p.pos("driver.version"), "driver " + exact->str() + " is too old for CUDA " +
+                                          cuda.version.str() + ": " + fit.note +
+                                          ". Set driver.version to " + cuda.min_driver.str() +
+                                          " or newer, or omit it for the newest in the branch");
+    }
     fail(p.pos("driver.branch"),
          "driver branch " + p.driver->branch + " is too old for CUDA " + cuda.version.str() +
              ", which needs branch " + std::to_string(cuda.driver_branch) +
-             " or newer (toolkit driver " + cuda.min_driver_text + "); set driver.branch to \"" +
-             std::to_string(cuda.driver_branch) + "\" or newer" +
+             " or newer (toolkit driver " + cuda.min_driver.str() + ")" +
+             (floor < cuda.driver_branch ? ", or branch " + std::to_string(floor) +
+                                               " or newer under minor version compatibility"
+                                         : std::string()) +
+             (datacenter ? ". On data-center GPUs, NVIDIA's forward compatibility package " +
+                               matrix.forward_compat_package(cuda.version) +
+                               " also runs it on an older branch (gpuprov does not install it)"
+                         : std::string()) +
+             ". Set driver.branch to \"" + std::to_string(cuda.driver_branch) + "\" or newer" +
              (older.empty() ? std::string() : ", or cuda.version to \"" + older + "\" or older"));
 }
 
@@ -45,10 +75,9 @@ void check_cudnn(const Profile& p, const Matrix& matrix, const DottedVersion& cu
     const auto at = p.pos("cudnn.version");
     const auto wanted = *DottedVersion::parse(p.cudnn->version);
     if (wanted.major() == 9) {
-        if (!matrix.cudnn9_supports(cuda)) {
-            fail(at, "cuDNN 9 has no build for CUDA " + cuda.str() + "; it needs CUDA " +
-                         matrix.cudnn9_min_cuda().str() +
-                         " or newer. Use cudnn \"8.x\" or a newer cuda.version");
+        const auto fit = matrix.cudnn9_for(wanted, cuda);
+        if (fit.kind == Cudnn9Fit::Kind::unsupported) {
+            fail(at, fit.message);
         }
         return;
     }
@@ -74,7 +103,8 @@ void check_cudnn(const Profile& p, const Matrix& matrix, const DottedVersion& cu
         msg += " (no cuDNN " + p.cudnn->version + " builds are known)";
     } else {
         msg += "; its builds are for CUDA " + join(builds, ", ") +
-               " (a +cudaX.Y build serves X.Y and later X.* releases)";
+               " (a +cudaX.Y build serves the releases of major X its support matrix lists and "
+               "later X.* releases)";
     }
     msg += matrix.cudnn9_supports(cuda) ? ". Use cudnn \"9\" with CUDA " + cuda.str()
                                         : ". Pick a CUDA release that cuDNN build serves";
@@ -111,10 +141,20 @@ void check_gpu(const Profile& p, const Matrix& matrix, const std::optional<Dotte
     if (!cuda) {
         return;
     }
-    if (*cuda < arch->min_cuda) {
+    DottedVersion need;
+    std::string why = arch->name;
+    for (const auto* device : devices) {
+        const auto device_need = matrix.min_cuda_for(*device);
+        if (need < device_need) {
+            need = device_need;
+            why = arch->name + ", compute capability " + device->compute_capability;
+        }
+    }
+    if (*cuda < need) {
         fail(p.pos("cuda.version"), "CUDA " + cuda->str() + " cannot build code for " + model +
-                                        " (" + arch->name + "); it needs CUDA " +
-                                        arch->min_cuda.str() + " or newer");
+                                        " (" + why + "); it needs CUDA " + need.str() +
+                                        " or newer. Set cuda.version to \"" + need.str() +
+                                        "\" or newer");
     }
     if (arch->max_cuda && *arch->max_cuda < *cuda) {
         fail(p.pos("cuda.version"), "CUDA " + cuda->str() + " no longer builds code for " + model +
@@ -125,9 +165,77 @@ void check_gpu(const Profile& p, const Matrix& matrix, const std::optional<Dotte
     }
 }
 
+void check_gpu_branch(const Profile& p, const Matrix& matrix) {
+    if (!p.driver || !p.host.gpus || !p.host.gpus->model) {
+        return;
+    }
+    const auto& model = *p.host.gpus->model;
+    const auto devices = matrix.gpus_of_model(model);
+    const auto* arch =
+        devices.empty() ? nullptr : matrix.architecture(devices.front()->architecture);
+    if (arch == nullptr) {
+        return;
+    }
+    const int branch = static_cast<int>(*parse_int(p.driver->branch));
+    if (arch->first_branch && branch < *arch->first_branch) {
+        fail(p.pos("driver.branch"), "driver branch " + p.driver->branch + " does not support " +
+                                         model + " (" + arch->name + "), which needs branch " +
+                                         std::to_string(*arch->first_branch) +
+                                         " or newer. Set driver.branch to \"" +
+                                         std::to_string(*arch->first_branch) + "\" or newer");
+    }
+    if (arch->last_branch && *arch->last_branch < branch) {
+        fail(p.pos("driver.branch"),
+             "driver branch " + p.driver->branch + " no longer supports " + model + " (" +
+                 arch->name + "); the last branch that does is " +
+                 std::to_string(*arch->last_branch) + ". Set driver.branch to \"" +
+                 std::to_string(*arch->last_branch) + "\" or older");
+    }
+}
+
+void check_open_modules_exist(const Profile& p, const Matrix& matrix) {
+    if (!p.driver || p.driver->flavor != "open") {
+        return;
+    }
+    const int branch = static_cast<int>(*parse_int(p.driver->branch));
+    if (branch < matrix.open_modules_since()) {
+        fail(p.pos("driver.flavor"),
+             "driver branch " + p.driver->branch +
+                 " has no open kernel modules; NVIDIA ships them from branch " +
+                 std::to_string(matrix.open_modules_since()) +
+                 " on. Set driver.flavor to proprietary, or driver.branch to \"" +
+                 std::to_string(matrix.open_modules_since()) + "\" or newer");
+    }
+}
+
 } // namespace
 
+/// NVIDIA's own repository URLs must carry a key NVIDIA signs them with; which one depends on
+/// the host's distro, so the planner checks the exact key (check_apt_repo) and this only
+/// refuses fingerprints NVIDIA uses for none of them.
+void check_nvidia_repo_keys(const Profile& p, const Matrix& matrix) {
+    for (const auto& [name, spec] : p.repositories) {
+        std::vector<std::string> allowed;
+        if (Matrix::is_nvidia_cuda_repo(spec.url)) {
+            allowed = matrix.cuda_repo_fingerprints();
+        } else if (Matrix::is_nvidia_container_repo(spec.url)) {
+            allowed = {matrix.container_key_fingerprint()};
+        }
+        if (allowed.empty() ||
+            std::find(allowed.begin(), allowed.end(), spec.key_fingerprint) != allowed.end()) {
+            continue;
+        }
+        fail(p.pos("repositories." + name + ".key_fingerprint"),
+             "'repositories." + name + ".key_fingerprint' is " + spec.key_fingerprint +
+                 ", a key NVIDIA does not sign " + spec.url +
+                 " with; NVIDIA's keys for it (gpuprov's version matrix): " + join(allowed, ", ") +
+                 ". A re-signed mirror needs its own url");
+    }
+}
+
 void check_combinations(const Profile& p, const Matrix& matrix) {
+    check_open_modules_exist(p, matrix);
+    check_nvidia_repo_keys(p, matrix);
     std::optional<DottedVersion> cuda;
     if (p.cuda) {
         cuda = DottedVersion::parse(p.cuda->version);
@@ -145,6 +253,7 @@ void check_combinations(const Profile& p, const Matrix& matrix) {
                             "release. Add cuda: {version: \"X.Y\"} or set nccl: false");
     }
     check_gpu(p, matrix, cuda);
+    check_gpu_branch(p, matrix);
 }
 
 } // namespace gpuprov::profile_detail

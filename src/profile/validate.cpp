@@ -182,8 +182,51 @@ GpuRequirement read_gpus(const Reader& r, const Node& n) {
     return g;
 }
 
+std::vector<DiskSpec> read_disks(const Reader& r, const Node& n) {
+    if (n.kind != Node::Kind::seq) {
+        fail(n.pos, "'host.disks' must be a list such as [{path: /data, size_gib: 1800, nvme: "
+                    "true}]; got " +
+                        kind_name(n));
+    }
+    std::vector<DiskSpec> out;
+    for (std::size_t i = 0; i < n.seq.size(); ++i) {
+        const auto& e = n.seq[i];
+        const auto at = "host.disks[" + std::to_string(i) + "]";
+        r.expect_map(e, at, {"path", "size_gib", "free_gib", "nvme", "ssd"});
+        DiskSpec d;
+        if (const auto* p = get(e, "path")) {
+            d.path = r.scalar(*p, at + ".path", "an absolute path");
+            check_abs_path(d.path, p->pos, at + ".path");
+        }
+        if (const auto* v = get(e, "size_gib")) {
+            d.size_gib = r.integer(*v, at + ".size_gib", 1, 1 << 20);
+        }
+        if (const auto* v = get(e, "free_gib")) {
+            d.free_gib = r.integer(*v, at + ".free_gib", 1, 1 << 20);
+        }
+        if (const auto* v = get(e, "nvme")) {
+            d.nvme = r.boolean(*v, at + ".nvme");
+        }
+        if (const auto* v = get(e, "ssd")) {
+            d.ssd = r.boolean(*v, at + ".ssd");
+        }
+        if (!d.size_gib && !d.free_gib && !d.nvme && !d.ssd) {
+            fail(e.pos, "'" + at +
+                            "' asks for nothing; give size_gib (the disk's size: a 2 TB "
+                            "disk is 1863 GiB), free_gib, nvme: true or ssd: true");
+        }
+        const bool duplicate = std::any_of(out.begin(), out.end(),
+                                           [&](const DiskSpec& o) { return o.path == d.path; });
+        if (duplicate) {
+            fail(e.pos, "'" + at + "': path " + d.path + " is listed twice in host.disks");
+        }
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
 HostRequirements read_host(const Reader& r, const Node& n) {
-    r.expect_map(n, "host", {"os", "gpus", "memory_gib", "disk"});
+    r.expect_map(n, "host", {"os", "gpus", "memory_gib", "disk", "disks"});
     HostRequirements h;
     if (const auto* os = get(n, "os")) {
         if (os->kind != Node::Kind::seq) {
@@ -211,6 +254,9 @@ HostRequirements read_host(const Reader& r, const Node& n) {
         disk.free_gib =
             r.integer(r.required(*d, "host.disk", "free_gib"), "host.disk.free_gib", 1, 1 << 20);
         h.disk = disk;
+    }
+    if (const auto* d = get(n, "disks")) {
+        h.disks = read_disks(r, *d);
     }
     return h;
 }
@@ -259,7 +305,7 @@ std::map<std::string, RepositorySpec> read_repositories(const Reader& r, const N
 }
 
 DriverSpec read_driver(const Reader& r, const Node& n) {
-    r.expect_map(n, "driver", {"branch", "flavor", "hold", "hold_kernel"});
+    r.expect_map(n, "driver", {"branch", "version", "flavor", "hold", "hold_kernel"});
     DriverSpec d;
     const auto& branch = r.required(n, "driver", "branch");
     d.branch = r.safe(branch, "driver.branch", "a driver branch such as \"550\"");
@@ -277,6 +323,18 @@ DriverSpec read_driver(const Reader& r, const Node& n) {
     if (const auto* v = get(n, "hold_kernel")) {
         d.hold_kernel = r.boolean(*v, "driver.hold_kernel");
     }
+    if (const auto* v = get(n, "version")) {
+        const auto text = r.safe(*v, "driver.version", "an exact driver such as \"550.90.07\"");
+        const auto parsed = DottedVersion::parse(text);
+        if (!parsed || parsed->parts.size() < 2 || parsed->parts.size() > 3 ||
+            std::to_string(parsed->major()) != d.branch || parsed->str() != text) {
+            fail(v->pos, "'driver.version' must be an exact driver of branch " + d.branch +
+                             " such as \"" + d.branch +
+                             ".90.07\" (as nvidia-smi prints it); got '" + text +
+                             "'. Omit it for the newest driver in the branch");
+        }
+        d.version = text;
+    }
     return d;
 }
 
@@ -285,14 +343,24 @@ CudaSpec read_cuda(const Reader& r, const Node& n) {
     const auto& v = r.required(n, "cuda", "version");
     CudaSpec c;
     c.version = r.safe(v, "cuda.version", "a CUDA release such as \"12.4\"");
+    // "12.4.1": an exact toolkit update of a release gpuprov knows.
+    if (const auto full = DottedVersion::parse(c.version);
+        full && full->parts.size() == 3 && DottedVersion{full->parts}.str() == c.version &&
+        r.matrix().cuda(*full) != nullptr) {
+        c.exact = c.version;
+        c.version = std::to_string(full->major()) + "." + std::to_string(full->minor());
+    }
     const auto parsed = DottedVersion::parse(c.version);
-    if (!is_major_minor(c.version) || !parsed || parsed->str() != c.version ||
+    // "12.04" is not how NVIDIA writes a release: compare with the plain rendering.
+    if (!is_major_minor(c.version) || !parsed || DottedVersion{parsed->parts}.str() != c.version ||
         r.matrix().cuda(*parsed) == nullptr) {
         std::vector<std::string> known;
         for (const auto& rel : r.matrix().cuda_releases()) {
             known.push_back(rel.version.str());
         }
-        fail(v.pos, "'cuda.version' must be a CUDA release as major.minor; '" + c.version +
+        fail(v.pos, "'cuda.version' must be a CUDA release as major.minor (or an exact update, "
+                    "major.minor.patch); '" +
+                        c.version +
                         "' is not one gpuprov knows. Known releases: " + join(known, ", "));
     }
     return c;

@@ -157,6 +157,22 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
 
 void check_apt_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
                     CheckResult& r) {
+    // NVIDIA's own URL signed by another key: the profile's fingerprint is wrong for this
+    // host's distro (rhel uses D42D0685, Ubuntu/Debian 3bf863cc), decided before any download.
+    if (const auto spec = ctx.profile.repositories.find(repo_name);
+        spec != ctx.profile.repositories.end()) {
+        const auto want = ctx.matrix.nvidia_repo_key(spec->second.url, ctx.facts.os.repo_slug);
+        if (want && want->fingerprint != spec->second.key_fingerprint) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format(
+                "repositories.{}.key_fingerprint is {}, but NVIDIA signs {} with {} ({}, from "
+                "gpuprov's version matrix); set key_fingerprint to {}, or point url at the mirror "
+                "that signs with {}",
+                repo_name, spec->second.key_fingerprint, spec->second.url, want->fingerprint,
+                want->what, want->fingerprint, spec->second.key_fingerprint);
+            return;
+        }
+    }
     if (apt_repo_in_place(ctx, sys, repo_name)) {
         const auto lists = apt_lists_state(ctx, sys, repo_name);
         if (lists.current) {

@@ -1,5 +1,6 @@
 #include "common.hpp"
 
+#include <ctime>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <gpuprov/diff.hpp>
@@ -66,6 +67,13 @@ Change note(std::string text) {
     return Change{.kind = Change::Kind::note, .detail = std::move(text)};
 }
 
+std::string year_month(std::chrono::system_clock::time_point when) {
+    const auto t = std::chrono::system_clock::to_time_t(when);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    return fmt::format("{:04}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1);
+}
+
 std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx, CheckResult& r) {
     auto pm = make_package_manager(ctx.facts);
     if (!pm) {
@@ -107,8 +115,13 @@ bool all_installed(const System& sys, const PackageManager& pm,
 
 void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
                    const std::vector<PackagePin>& pins) {
+    bool any = false;
     for (const auto& pin : pins) {
         const auto now = pm.installed(sys, pin.name);
+        if (now && !pin.version.empty() && *now == pin.version) {
+            continue; // already at the pinned version: nothing to show or install
+        }
+        any = true;
         r.changes.push_back(Change{
             .kind = Change::Kind::package,
             .target = pin.name,
@@ -117,7 +130,7 @@ void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
                                         pin.version.empty() ? "(distro version)" : pin.version)});
         r.installs.push_back(pin);
     }
-    if (!pins.empty() && r.status == StepStatus::satisfied) {
+    if (any && r.status == StepStatus::satisfied) {
         r.status = StepStatus::pending;
     }
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 // Helpers shared by the steps: managed files with backups and diffs, package pins from a
 // repository index, systemd unit enabling.
 #include <gpuprov/package_manager.hpp>
@@ -9,7 +10,6 @@
 #include <vector>
 
 namespace gpuprov::steps {
-
 
 struct ManagedFile {
     std::string path;
@@ -27,6 +27,8 @@ void restore_managed(System& sys, const std::string& path);
 
 [[nodiscard]] Change command_change(const Command& cmd, std::string why = {});
 [[nodiscard]] Change note(std::string text);
+/// "2026-12" (UTC) for comparing with the matrix's end-of-life months.
+[[nodiscard]] std::string year_month(std::chrono::system_clock::time_point when);
 
 /// The package manager for this host, or nullptr; sets `r` blocked with the reason when none.
 [[nodiscard]] std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/strings.hpp>
 
 namespace gpuprov::steps {
 
@@ -42,31 +43,53 @@ public:
         }
         const auto cuda = DottedVersion::parse(version);
         if (const auto* distro = ctx.matrix.distro(ctx.facts.os.repo_slug);
-            distro != nullptr && cuda && (*cuda < distro->cuda_min || distro->cuda_max < *cuda)) {
+            distro != nullptr && cuda && !distro->carries(*cuda)) {
             r.status = StepStatus::blocked;
-            r.reason = fmt::format(
-                "CUDA {} is not in NVIDIA's {} repository (it carries {} to {}); choose a "
-                "cuda.version in that range",
-                version, distro->slug, distro->cuda_min.str(), distro->cuda_max.str());
+            r.reason =
+                fmt::format("CUDA {} is not in NVIDIA's {} repository (it carries {} {}); choose a "
+                            "cuda.version in that range",
+                            version, distro->slug, distro->cuda_min.str(),
+                            distro->cuda_max ? "to " + distro->cuda_max->str() : "and newer");
             return r;
         }
-        if (!ctx.profile.driver && ctx.facts.driver && cuda) {
-            const auto* rel = ctx.matrix.cuda(*cuda);
+        const auto* rel = cuda ? ctx.matrix.cuda(*cuda) : nullptr;
+        if (rel != nullptr && ctx.profile.driver) {
+            // The profile's branch passed the load-time check; say what minor version
+            // compatibility leaves out when it is below the toolkit's own driver.
+            const auto fit = ctx.matrix.driver_runs_cuda(
+                static_cast<int>(parse_int(ctx.profile.driver->branch).value_or(0)), std::nullopt,
+                *rel, true);
+            if (fit.kind == DriverCudaFit::Kind::minor_compat) {
+                r.changes.push_back(note(fit.note));
+            }
+        }
+        if (!ctx.profile.driver && ctx.facts.driver && rel != nullptr) {
             const auto loaded = DottedVersion::parse(ctx.facts.driver->version);
-            if (rel != nullptr && loaded && *loaded < rel->min_driver) {
+            const auto fit = loaded
+                                 ? ctx.matrix.driver_runs_cuda(loaded->major(), loaded, *rel, true)
+                                 : DriverCudaFit{};
+            if (loaded && fit.kind == DriverCudaFit::Kind::too_old) {
                 r.status = StepStatus::blocked;
-                r.reason = fmt::format("CUDA {} needs driver ≥ {}; driver {} is loaded", version,
-                                       rel->min_driver.str(), ctx.facts.driver->version);
+                r.reason =
+                    fmt::format("CUDA {} needs driver ≥ {}; driver {} is loaded: {}", version,
+                                rel->min_driver.str(), ctx.facts.driver->version, fit.note);
                 return r;
+            }
+            if (fit.kind == DriverCudaFit::Kind::minor_compat) {
+                r.changes.push_back(note(fit.note));
             }
         }
         const auto package = "cuda-toolkit-" + cuda_dash(version);
-        if (!pm->installed(sys, package)) {
+        // cuda.version: 12.4.1 pins that update ("12.4.1-1"); 12.4 takes the newest.
+        const auto& exact = ctx.profile.cuda->exact;
+        const auto want_prefix = exact ? *exact + "-" : std::string();
+        const auto installed = pm->installed(sys, package);
+        if (!installed || (exact && !starts_with(*installed, want_prefix))) {
             const auto* index = index_or_block(ctx, "cuda", r);
             if (index == nullptr) {
                 return r;
             }
-            const auto pins = pin_with_prefix(*index, {package}, "", r, "CUDA");
+            const auto pins = pin_with_prefix(*index, {package}, want_prefix, r, "CUDA");
             if (!pins) {
                 return r;
             }

@@ -26,13 +26,22 @@ std::optional<CudnnChoice> choose(const StepContext& ctx, CheckResult& r) {
         return std::nullopt;
     }
     if (cudnn->major() >= 9) {
-        if (!ctx.matrix.cudnn9_supports(*cuda)) {
+        const auto fit = ctx.matrix.cudnn9_for(*cudnn, *cuda);
+        if (fit.kind == Cudnn9Fit::Kind::unsupported) {
             r.status = StepStatus::blocked;
-            r.reason = fmt::format("cuDNN 9 has no build for CUDA {}", cuda->str());
+            r.reason = fit.message;
             return std::nullopt;
         }
+        if (!fit.message.empty()) {
+            r.changes.push_back(note(fit.message));
+        }
         const auto suffix = fmt::format("-cuda-{}", cuda->major());
-        return CudnnChoice{{"libcudnn9" + suffix, "libcudnn9-dev" + suffix}, want + "."};
+        // "9" on CUDA 11.4-11.7: the cuda-11 packages of cuDNN 9.5 and later need 11.8, so the
+        // newest minor that serves this release caps the pin.
+        const auto prefix = fit.newest_minor && cudnn->parts.size() < 2
+                                ? fit.newest_minor->str() + "."
+                                : want + ".";
+        return CudnnChoice{{"libcudnn9" + suffix, "libcudnn9-dev" + suffix}, prefix};
     }
     const auto build = ctx.matrix.cudnn8_for(*cudnn, *cuda);
     if (!build) {

@@ -171,8 +171,16 @@ public:
                        "archive; use proprietary or open";
             return r;
         }
+        // NVIDIA's lifecycle for the branch (LTSB / production / new feature, end of life), so
+        // a change review sees a branch that no longer gets fixes.
+        if (const auto lifecycle = ctx.matrix.branch_lifecycle(
+                static_cast<int>(parse_int(d.branch).value_or(0)), year_month(sys.now()));
+            !lifecycle.empty()) {
+            r.changes.push_back(note("driver branch " + lifecycle));
+        }
         const auto pkgs = packages_for(d, ctx.facts);
-        const auto prefix = d.branch + ".";
+        // driver.version pins one driver ("550.90.07-1"); else the newest in the branch.
+        const auto prefix = d.version ? *d.version + "-" : d.branch + ".";
         if (!all_installed(sys, *pm, pkgs.from_nvidia, prefix) ||
             !all_installed(sys, *pm, pkgs.from_distro)) {
             const PackageIndex* index = nullptr;
@@ -184,8 +192,14 @@ public:
                 const auto* rec = index->newest_with_prefix(name, prefix);
                 if (rec == nullptr) {
                     r.status = StepStatus::blocked;
-                    r.reason =
-                        fmt::format("the CUDA repository has no {} of branch {}", name, d.branch);
+                    r.reason = d.version
+                                   ? fmt::format("the CUDA repository has no {} version {}-* "
+                                                 "(driver.version {}); newest there: {}",
+                                                 name, *d.version, *d.version,
+                                                 index->newest(name) ? index->newest(name)->version
+                                                                     : std::string("none"))
+                                   : fmt::format("the CUDA repository has no {} of branch {}", name,
+                                                 d.branch);
                     return r;
                 }
                 pins.push_back({name, rec->version});

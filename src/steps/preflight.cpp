@@ -31,6 +31,54 @@ std::string describe_gpus(const HostFacts& facts) {
     return join(parts, ", ");
 }
 
+std::string gib(std::uint64_t bytes) {
+    return fmt::format("{:.0f} GiB", static_cast<double>(bytes) / kGiB);
+}
+
+/// Every way the storage under `want.path` falls short, as a sysadmin sizes it: the disk's
+/// size from sysfs (the filesystem's when sysfs cannot tell), free space, NVMe, SSD.
+void check_disk(const System& sys, const DiskSpec& want, std::vector<std::string>& blocked) {
+    const auto space = sys.disk_space(want.path);
+    const auto dev = block_device_for(sys, want.path);
+    const auto where =
+        dev ? fmt::format("{} ({} on {})", want.path, dev->source, join(dev->disks, "+"))
+            : want.path;
+    if (!space) {
+        blocked.push_back(
+            fmt::format("cannot read the filesystem at {}: does it exist?", want.path));
+        return;
+    }
+    if (want.size_gib) {
+        const bool from_disk = dev && dev->size_bytes > 0;
+        const auto size = from_disk ? dev->size_bytes : space->total_bytes;
+        if (size < static_cast<std::uint64_t>(*want.size_gib) * kGiB) {
+            blocked.push_back(fmt::format("needs a {} GiB disk under {}; {} is {}", *want.size_gib,
+                                          want.path, from_disk ? where : "its filesystem",
+                                          gib(size)));
+        }
+    }
+    if (want.free_gib && space->free_bytes < static_cast<std::uint64_t>(*want.free_gib) * kGiB) {
+        blocked.push_back(fmt::format("needs {} GiB free on {}; {:.1f} GiB free", *want.free_gib,
+                                      want.path, static_cast<double>(space->free_bytes) / kGiB));
+    }
+    if ((want.nvme || want.ssd) && !dev) {
+        blocked.push_back(fmt::format(
+            "cannot tell which disk holds {} (no /dev source for it in /proc/self/mountinfo, or "
+            "not under /sys/block), so NVMe/SSD is not checked; drop nvme/ssd for this path or "
+            "check it with lsblk",
+            want.path));
+        return;
+    }
+    if (want.nvme && !dev->nvme) {
+        blocked.push_back(fmt::format("needs {} on NVMe; it is on {}", want.path, where));
+    }
+    if (want.ssd && dev->rotational.value_or(true)) {
+        blocked.push_back(fmt::format("needs {} on an SSD; {} {}", want.path, where,
+                                      dev->rotational ? "is a rotating disk"
+                                                      : "does not say whether it rotates"));
+    }
+}
+
 class Preflight final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "preflight"; }
@@ -88,6 +136,9 @@ public:
                                               host.disk->free_gib, host.disk->path, free_gib));
             }
         }
+        for (const auto& want : host.disks) {
+            check_disk(sys, want, blocked);
+        }
         if (ctx.profile.driver && f.secure_boot.value_or(false) &&
             ctx.profile.driver->flavor != "server") {
             blocked.push_back(
@@ -123,7 +174,8 @@ public:
         return {CheckOutcome{.id = "preflight.host",
                              .step = "preflight",
                              .passed = r.status == StepStatus::satisfied,
-                             .command = "/etc/os-release, /sys/bus/pci/devices, /proc/meminfo",
+                             .command = "/etc/os-release, /sys/bus/pci/devices, /proc/meminfo, "
+                                        "/proc/self/mountinfo, /sys/block",
                              .expected = "host meets the profile's requirements",
                              .found = r.reason.empty() ? "meets them" : r.reason,
                              .fix = r.reason}};

@@ -199,6 +199,9 @@ std::string describe(const PackageAction& a) {
         return fmt::format("{:<9} {}  {}", to_string(a.kind), a.name, a.to);
     case PackageAction::Kind::remove:
         return fmt::format("{:<9} {}  {}", to_string(a.kind), a.name, a.from);
+    case PackageAction::Kind::reinstall:
+        // Same version on both sides: print it once, never "X -> X".
+        return fmt::format("{:<9} {}  {}", to_string(a.kind), a.name, a.to);
     default:
         return fmt::format("{:<9} {}  {} -> {}", to_string(a.kind), a.name, a.from, a.to);
     }

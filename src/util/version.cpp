@@ -20,6 +20,7 @@ std::optional<DottedVersion> DottedVersion::parse(std::string_view s) {
             }
         }
         v.parts.push_back(std::stoi(part));
+        v.widths.push_back(static_cast<int>(part.size()));
     }
     return v;
 }
@@ -30,7 +31,11 @@ std::string DottedVersion::str() const {
         if (i != 0) {
             out += '.';
         }
-        out += std::to_string(parts[i]);
+        auto digits = std::to_string(parts[i]);
+        if (i < widths.size() && digits.size() < static_cast<std::size_t>(widths[i])) {
+            digits.insert(0, static_cast<std::size_t>(widths[i]) - digits.size(), '0');
+        }
+        out += digits;
     }
     return out;
 }

@@ -180,7 +180,19 @@ std::optional<fs::path> FakeSystem::read_link(const fs::path& path) const {
     return fs::path(it->second);
 }
 
-std::optional<DiskSpace> FakeSystem::disk_space(const fs::path&) const {
+std::optional<DiskSpace> FakeSystem::disk_space(const fs::path& path) const {
+    const auto p = norm(path);
+    const std::pair<const std::string, DiskSpace>* best = nullptr;
+    for (const auto& entry : m_disks) {
+        const auto& mount = entry.first;
+        const bool holds = mount == "/" || p == mount || starts_with(p, mount + "/");
+        if (holds && (best == nullptr || mount.size() > best->first.size())) {
+            best = &entry;
+        }
+    }
+    if (best != nullptr) {
+        return best->second;
+    }
     return m_disk;
 }
 

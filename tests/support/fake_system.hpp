@@ -40,6 +40,9 @@ public:
     void set_machine(std::string m) { m_machine = std::move(m); }
     void set_interactive(bool v) { m_interactive = v; }
     void set_disk(DiskSpace d) { m_disk = d; }
+    /// Space of the filesystem at `mount` (the longest registered mount holding a path wins;
+    /// paths under none get set_disk's).
+    void set_disk(const std::string& mount, DiskSpace d) { m_disks[mount] = d; }
     void hold_lock(const std::string& path) { m_held_locks.insert(path); }
     /// Makes lock_holder(path) report `pid` for the next `polls` calls, then free.
     void set_lock_holder(const std::string& path, int pid, int polls) {
@@ -104,6 +107,7 @@ private:
     std::string m_machine = "x86_64";
     bool m_interactive = false;
     std::optional<DiskSpace> m_disk;
+    std::map<std::string, DiskSpace> m_disks;
     std::chrono::system_clock::time_point m_start;
 };
 

@@ -35,6 +35,81 @@ TEST_F(Steps, PreflightInstallsMissingKernelHeadersFromTheDistro) {
     EXPECT_TRUE(contains(r.reason, "kernel headers for " + kKernel)) << r.reason;
 }
 
+// The built-in profiles on the hosts their scenarios describe (disks from
+// tests/fixtures/disks): a 2 TB NVMe is 1863 GiB, a 1 TB SSD 931 GiB.
+struct ScenarioDisk {
+    const char* tree;
+    std::uint64_t fs_total_gib; ///< what statvfs reports for the filesystem on it
+};
+
+CheckResult preflight_of(const std::string& builtin, TestHost& host) {
+    const auto p = load_profile(builtin, matrix());
+    StepRunner run(host, p);
+    return run.check("preflight");
+}
+
+TEST(BuiltinPreflight, CvTrainPassesOnItsScenarioHostWithA2TbNvme) {
+    TestHost host; // 4x A100 SXM4 80GB, 257 GiB RAM, Debian 12
+    host.sys.load_tree("disks/nvme-2tb");
+    host.sys.set_disk("/", {.total_bytes = 1833ull << 30, .free_bytes = 1740ull << 30});
+    const auto r = preflight_of("cv-train", host);
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+}
+
+TEST(BuiltinPreflight, NlpInferPassesOnItsScenarioHostWithA1TbSsd) {
+    TestHost host({.gpus = 2, .device_id = 0x1eb8, .nvswitches = 0}); // 2x T4
+    host.sys.load_tree("disks/ssd-1tb");
+    host.sys.set_disk("/", {.total_bytes = 915ull << 30, .free_bytes = 860ull << 30});
+    const auto r = preflight_of("nlp-infer", host);
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+}
+
+TEST(BuiltinPreflight, CvTrainRefusesASataSsdAndATooSmallDisk) {
+    TestHost host;
+    host.sys.load_tree("disks/ssd-1tb");
+    host.sys.set_disk("/", {.total_bytes = 915ull << 30, .free_bytes = 860ull << 30});
+    const auto r = preflight_of("cv-train", host);
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs a 1800 GiB disk under /; / (/dev/sda2 on sda) is 932 "
+                                   "GiB"))
+        << r.reason;
+    EXPECT_TRUE(contains(r.reason, "needs / on NVMe; it is on / (/dev/sda2 on sda)")) << r.reason;
+}
+
+TEST(BuiltinPreflight, NlpInferRefusesASpinningDisk) {
+    TestHost host({.gpus = 2, .device_id = 0x1eb8, .nvswitches = 0});
+    host.sys.load_tree("disks/hdd-1tb");
+    host.sys.set_disk("/", {.total_bytes = 930ull << 30, .free_bytes = 900ull << 30});
+    const auto r = preflight_of("nlp-infer", host);
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs / on an SSD; / (/dev/sda1 on sda) is a rotating disk"))
+        << r.reason;
+}
+
+TEST_F(Steps, PreflightChecksADataMountsSizeAndFreeSpace) {
+    profile.host.disks = {
+        DiskSpec{.path = "/srv/data set", .size_gib = 3500, .free_gib = 100, .nvme = true}};
+    TestHost host;
+    host.sys.load_tree("disks/lvm-nvme");
+    host.sys.set_disk("/srv/data set", {.total_bytes = 3570ull << 30, .free_bytes = 50ull << 30});
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "needs 100 GiB free on /srv/data set; 50.0 GiB free"))
+        << r.reason;
+    EXPECT_FALSE(contains(r.reason, "disk under")) << r.reason; // 3577 GiB is enough
+    EXPECT_FALSE(contains(r.reason, "NVMe")) << r.reason;
+}
+
+TEST_F(Steps, PreflightSaysWhenItCannotTellTheDisk) {
+    profile.host.disks = {DiskSpec{.path = "/", .nvme = true}};
+    TestHost host; // no /proc/self/mountinfo
+    StepRunner run(host, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "cannot tell which disk holds /")) << r.reason;
+}
+
 TEST_F(Steps, PreflightBlocksOnTooFewGpusAndNamesWhatItFound) {
     TestHost host({.gpus = 2});
     StepRunner run(host, profile);
@@ -229,7 +304,26 @@ TEST_F(Steps, DriverSatisfiedWhenInstalledHeldAndLoaded) {
     StepRunner run(host, profile);
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
-    EXPECT_TRUE(r.changes.empty());
+    // Nothing to change; only NVIDIA's lifecycle for R550, which NVIDIA lists as end of life.
+    ASSERT_EQ(r.changes.size(), 1U);
+    EXPECT_EQ(r.changes[0].kind, Change::Kind::note);
+    EXPECT_TRUE(contains(r.changes[0].detail, "driver branch R550: past its end of life"))
+        << r.changes[0].detail;
+}
+
+TEST_F(Steps, DriverNotesTheLongTermBranchAndItsEndOfLife) {
+    profile.driver->branch = "580";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    std::vector<std::string> notes;
+    for (const auto& c : r.changes) {
+        if (c.kind == Change::Kind::note) {
+            notes.push_back(c.detail);
+        }
+    }
+    ASSERT_FALSE(notes.empty());
+    EXPECT_EQ(notes[0], "driver branch R580: Long Term Support Branch, end of life June 2028");
 }
 
 TEST_F(Steps, DriverOnlyHoldsWhenInstalledButNotHeld) {
@@ -250,7 +344,11 @@ TEST_F(Steps, DriverUpgradesAnotherBranch) {
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::pending);
     ASSERT_EQ(specs(r.installs), Strings{"cuda-drivers-550=550.127.08-1"});
-    EXPECT_EQ(r.changes.at(0).detail, "535.183.06-1 -> 550.127.08-1");
+    const auto package = std::find_if(r.changes.begin(), r.changes.end(), [](const Change& c) {
+        return c.kind == Change::Kind::package;
+    });
+    ASSERT_NE(package, r.changes.end());
+    EXPECT_EQ(package->detail, "535.183.06-1 -> 550.127.08-1");
 }
 
 TEST_F(Steps, DriverNeedsARebootWhenInstalledButNouveauHoldsTheGpus) {
@@ -318,6 +416,27 @@ TEST_F(Steps, FabricManagerSkippedWithoutNvswitches) {
     EXPECT_TRUE(contains(r.reason, "no NVSwitch")) << r.reason;
 }
 
+TEST_F(Steps, CudaRepoBlocksAnNvidiaUrlPinnedToAnotherDistrosKey) {
+    // NVIDIA signs its RHEL repositories with D42D0685; this Debian 12 host's repo uses 3bf863cc.
+    auto& cuda = profile.repositories.at("cuda");
+    cuda.url = "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/";
+    cuda.key_fingerprint = "610C7B14E068A878070DA4E99CD0A493D42D0685";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "but NVIDIA signs "
+                                   "https://developer.download.nvidia.com/compute/cuda/repos/"
+                                   "{distro}/{arch}/ with EB693B3035CD5710E231E123A4B469963BF863CC "
+                                   "(3bf863cc.pub (debian12)"))
+        << r.reason;
+    EXPECT_TRUE(host.sys.urls_fetched.empty());
+    // The right key for this distro passes that check (and goes on to fetch the key).
+    cuda.key_fingerprint = "EB693B3035CD5710E231E123A4B469963BF863CC";
+    StepRunner again(host, profile);
+    EXPECT_FALSE(contains(again.check("cuda-repo").reason, "NVIDIA signs"));
+}
+
 // ---- cuda-toolkit ----
 
 TEST_F(Steps, CudaToolkitPinsTheToolkitPackageNeverTheDriverDraggingMeta) {
@@ -329,6 +448,71 @@ TEST_F(Steps, CudaToolkitPinsTheToolkitPackageNeverTheDriverDraggingMeta) {
     EXPECT_EQ(targets(r, Change::Kind::file), Strings{kProfileDPath});
     for (const auto& c : r.changes) {
         EXPECT_FALSE(c.target.starts_with("cuda-12-4")) << c.target;
+    }
+}
+
+TEST_F(Steps, CudaToolkitOnR535PlansWithAMinorVersionCompatibilityNote) {
+    profile.driver->branch = "535";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-toolkit-12-4=12.4.1-1"});
+    std::vector<std::string> notes;
+    for (const auto& c : r.changes) {
+        if (c.kind == Change::Kind::note) {
+            notes.push_back(c.detail);
+        }
+    }
+    ASSERT_EQ(notes.size(), 1U);
+    EXPECT_TRUE(contains(notes[0], "minor version compatibility: CUDA 12.4 applications run on "
+                                   "driver branch 535"))
+        << notes[0];
+    EXPECT_TRUE(contains(notes[0], "PTX JIT")) << notes[0];
+}
+
+TEST_F(Steps, CudaToolkitPinsAnExactUpdate) {
+    profile.cuda->exact = "12.4.1";
+    TestHost host;
+    host.set_package("cuda-toolkit-12-4", "12.4.0-1");
+    host.sys.add_file(kProfileDPath, kProfileD);
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-toolkit-12-4=12.4.1-1"});
+    // An update the repository does not have is named.
+    profile.cuda->exact = "12.4.0";
+    StepRunner again(host, profile);
+    const auto b = again.check("cuda-toolkit");
+    EXPECT_EQ(b.status, StepStatus::satisfied) << b.reason; // 12.4.0-1 is installed
+    profile.cuda->exact = "12.4.9";
+    StepRunner third(host, profile);
+    const auto c = third.check("cuda-toolkit");
+    EXPECT_EQ(c.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(c.reason, "has no cuda-toolkit-12-4 version 12.4.9-*")) << c.reason;
+}
+
+TEST_F(Steps, DriverPinsAnExactVersion) {
+    // The index has 550.54.15-1 and 550.127.08-1: a pin takes the older one, not the newest.
+    profile.driver->version = "550.54.15";
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    const auto s = specs(r.installs);
+    EXPECT_NE(std::find(s.begin(), s.end(), "cuda-drivers-550=550.54.15-1"), s.end());
+    profile.driver->version = "550.90.07";
+    StepRunner again(host, profile);
+    const auto b = again.check("driver");
+    EXPECT_EQ(b.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(b.reason, "has no cuda-drivers-550 version 550.90.07-*")) << b.reason;
+}
+
+TEST_F(Steps, CudaToolkitOnItsOwnDriverBranchHasNoNote) {
+    TestHost host;
+    StepRunner run(host, profile);
+    for (const auto& c : run.check("cuda-toolkit").changes) {
+        EXPECT_NE(c.kind, Change::Kind::note) << c.detail;
     }
 }
 
@@ -378,7 +562,7 @@ TEST_F(Steps, CudaToolkitBlockedWhenTheDistroRepoDoesNotCarryIt) {
     ASSERT_EQ(steps.at(5)->id(), "cuda-toolkit");
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "CUDA 12.4 is not in NVIDIA's ubuntu2404 repository (it "
-                                   "carries 12.5 to"))
+                                   "carries 12.5 and newer)"))
         << r.reason;
     // Decided from the version matrix, before any download.
     EXPECT_TRUE(sys.urls_fetched.empty());
@@ -421,7 +605,27 @@ TEST_F(Steps, CudnnPendingWhenOnlyTheRuntimeIsInstalled) {
     TestHost host;
     host.set_package("libcudnn9-cuda-12", "9.10.2.21-1");
     StepRunner run(host, profile);
-    EXPECT_EQ(run.check("cudnn").status, StepStatus::pending);
+    const auto r = run.check("cudnn");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    // Only the missing package: the runtime already at the pinned version is no change (the
+    // plan used to show "9.10.2.21-1 -> 9.10.2.21-1").
+    EXPECT_EQ(specs(r.installs), Strings{"libcudnn9-dev-cuda-12=9.10.2.21-1"});
+    EXPECT_EQ(targets(r, Change::Kind::package), Strings{"libcudnn9-dev-cuda-12"});
+    for (const auto& c : r.changes) {
+        EXPECT_FALSE(contains(c.detail, "9.10.2.21-1 -> 9.10.2.21-1")) << c.detail;
+    }
+}
+
+TEST_F(Steps, CudnnOlderRuntimeShowsItsUpgrade) {
+    TestHost host;
+    host.set_package("libcudnn9-cuda-12", "9.1.0.70-1");
+    host.set_package("libcudnn9-dev-cuda-12", "9.1.0.70-1");
+    profile.cudnn->version = "9.10";
+    StepRunner run(host, profile);
+    const auto r = run.check("cudnn");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    ASSERT_EQ(r.changes.size(), 2U);
+    EXPECT_EQ(r.changes[0].detail, "9.1.0.70-1 -> 9.10.2.21-1");
 }
 
 TEST_F(Steps, CudnnSkippedWhenNotAskedFor) {

@@ -54,6 +54,9 @@ TEST(AptSimulation, UpgradeDowngradeAndReinstallByVersionOrder) {
     EXPECT_EQ(actions[2].name, "libfoo:i386");
     EXPECT_EQ(actions[3].kind, PackageAction::Kind::remove);
     EXPECT_EQ(actions[3].from, "0.9");
+    // A reinstall names its one version once; an upgrade shows both.
+    EXPECT_EQ(describe(actions[2]), "reinstall libfoo:i386  1:1.0-1");
+    EXPECT_EQ(describe(actions[0]), "upgrade   libnccl2  2.21.5-1+cuda12.4 -> 2.21.5-1+cuda12.5");
 }
 
 TEST(AptSimulation, DiffNamesWhatChanged) {

@@ -164,36 +164,203 @@ TEST(Matrix, Cudnn8PicksNewestBuildOfTheSameMajorAtOrBelowTheCuda) {
     EXPECT_EQ(b->first, "8.9.7.29");
     EXPECT_EQ(b->second.str(), "11.8");
 
-    // 12.1 predates the +cuda12.2 builds: the newest 8.9 with a 12.0/12.1 build is 8.9.2.26.
-    b = m().cudnn8_for(v("8.9"), v("12.1"));
-    ASSERT_TRUE(b.has_value());
-    EXPECT_EQ(b->first, "8.9.2.26");
-    EXPECT_EQ(b->second.str(), "12.1");
-
     b = m().cudnn8_for(v("8.6"), v("11.8"));
     ASSERT_TRUE(b.has_value());
     EXPECT_EQ(b->first, "8.6.0.163");
 }
 
-TEST(Matrix, Cudnn8HasNoBuildAcrossMajorsOrBelowItsMinor) {
+TEST(Matrix, Cudnn89OnCuda120And121ResolvesTheCuda122Build) {
+    // cuDNN 8.9.6 support matrix: "for CUDA 12.x: 12.2, 12.1, 12.0" from one +cuda12.2 build.
+    for (const char* cuda : {"12.0", "12.1", "12.2"}) {
+        const auto b = m().cudnn8_for(v("8.9"), v(cuda));
+        ASSERT_TRUE(b.has_value()) << cuda;
+        EXPECT_EQ(b->first, "8.9.7.29") << cuda;
+        EXPECT_EQ(b->second.str(), "12.2") << cuda;
+    }
+}
+
+TEST(Matrix, Cudnn89Cuda118BuildServesEvery11Release) {
+    // "for CUDA 11.x: 11.8, 11.7 ... 11.0" from the +cuda11.8 build.
+    for (const char* cuda : {"11.0", "11.4", "11.7"}) {
+        const auto b = m().cudnn8_for(v("8.9"), v(cuda));
+        ASSERT_TRUE(b.has_value()) << cuda;
+        EXPECT_EQ(b->first, "8.9.7.29") << cuda;
+        EXPECT_EQ(b->second.str(), "11.8") << cuda;
+    }
+}
+
+TEST(Matrix, Cudnn8HasNoBuildAcrossMajorsOrOutsideItsRange) {
     EXPECT_FALSE(m().cudnn8_for(v("8.9"), v("13.0")).has_value());
-    EXPECT_FALSE(m().cudnn8_for(v("8.9"), v("11.7")).has_value());
-    EXPECT_FALSE(m().cudnn8_for(v("8.9"), v("12.0")).has_value());
     EXPECT_FALSE(m().cudnn8_for(v("8.6"), v("12.4")).has_value());
     EXPECT_FALSE(m().cudnn8_for(v("8.7"), v("11.8")).has_value());
+    // 8.5.0.96 has only +cuda11.7 and no support-matrix range in the data: not for 11.6.
+    EXPECT_FALSE(m().cudnn8_for(v("8.5"), v("11.6")).has_value());
     // "8" alone: the newest 8.x for that CUDA.
     const auto any8 = m().cudnn8_for(v("8"), v("12.0"));
     ASSERT_TRUE(any8.has_value());
-    EXPECT_EQ(any8->first, "8.8.0.121");
+    EXPECT_EQ(any8->first, "8.9.7.29");
+    EXPECT_EQ(any8->second.str(), "12.2");
 }
 
-TEST(Matrix, Cudnn9NeedsCuda118) {
-    EXPECT_FALSE(m().cudnn9_supports(v("11.7")));
+TEST(Matrix, Cudnn9BuildsPerCudaMajorFromItsSupportMatrix) {
+    EXPECT_FALSE(m().cudnn9_supports(v("11.3")));
+    EXPECT_TRUE(m().cudnn9_supports(v("11.4"))); // cuDNN 9.0-9.4
     EXPECT_TRUE(m().cudnn9_supports(v("11.8")));
     EXPECT_TRUE(m().cudnn9_supports(v("12.4")));
     EXPECT_TRUE(m().cudnn9_supports(v("13.0")));
     EXPECT_FALSE(m().cudnn9_supports(v("14.0")));
-    EXPECT_EQ(m().cudnn9_min_cuda().str(), "11.8");
+}
+
+TEST(Matrix, Cudnn9On117StopsAt94) {
+    const auto fit = m().cudnn9_for(v("9"), v("11.7"));
+    EXPECT_EQ(fit.kind, Cudnn9Fit::Kind::supported);
+    ASSERT_TRUE(fit.newest_minor.has_value());
+    EXPECT_EQ(fit.newest_minor->str(), "9.4");
+    // 11.8 is served by the cuda-11 packages of every minor that builds them: no cap.
+    EXPECT_FALSE(m().cudnn9_for(v("9"), v("11.8")).newest_minor.has_value());
+    EXPECT_FALSE(m().cudnn9_for(v("9"), v("12.0")).newest_minor.has_value());
+}
+
+TEST(Matrix, Cudnn917HasNoCuda11AndAddsCuda13) {
+    auto fit = m().cudnn9_for(v("9.17"), v("11.8"));
+    EXPECT_EQ(fit.kind, Cudnn9Fit::Kind::unsupported);
+    EXPECT_NE(fit.message.find("cuDNN 9.17 has no build for CUDA 11.8"), std::string::npos)
+        << fit.message;
+    EXPECT_NE(fit.message.find("9.5-9.10"), std::string::npos) << fit.message;
+    EXPECT_EQ(m().cudnn9_for(v("9.17"), v("13.0")).kind, Cudnn9Fit::Kind::supported);
+    EXPECT_EQ(m().cudnn9_for(v("9.17"), v("12.4")).kind, Cudnn9Fit::Kind::supported);
+    // 9.10 has no CUDA 13 build; 9.2 needs CUDA 11.4 or newer.
+    EXPECT_EQ(m().cudnn9_for(v("9.10"), v("13.0")).kind, Cudnn9Fit::Kind::unsupported);
+    EXPECT_EQ(m().cudnn9_for(v("9.2"), v("11.3")).kind, Cudnn9Fit::Kind::unsupported);
+    EXPECT_EQ(m().cudnn9_for(v("9.2"), v("11.4")).kind, Cudnn9Fit::Kind::supported);
+    EXPECT_EQ(m().cudnn9_for(v("9.5"), v("11.7")).kind, Cudnn9Fit::Kind::unsupported);
+}
+
+TEST(Matrix, Cudnn9UnconfirmedMinorsLeaveItToTheRepository) {
+    auto fit = m().cudnn9_for(v("9.12"), v("13.0"));
+    EXPECT_EQ(fit.kind, Cudnn9Fit::Kind::unconfirmed);
+    EXPECT_NE(fit.message.find("not confirmed"), std::string::npos) << fit.message;
+    fit = m().cudnn9_for(v("9.40"), v("12.4"));
+    EXPECT_EQ(fit.kind, Cudnn9Fit::Kind::unconfirmed);
+    EXPECT_NE(fit.message.find("newer than gpuprov's version matrix"), std::string::npos);
+}
+
+TEST(Matrix, Cuda133HasItsPublishedDriver) {
+    const auto* c = m().cuda(v("13.3"));
+    ASSERT_NE(c, nullptr);
+    EXPECT_TRUE(c->confirmed);
+    EXPECT_EQ(c->min_driver.str(), "610.43.02");
+    EXPECT_EQ(c->driver_branch, 610);
+}
+
+TEST(Matrix, MinorVersionCompatFloorsPerMajor) {
+    ASSERT_NE(m().minor_version_compat(11), nullptr);
+    EXPECT_EQ(m().minor_version_compat(11)->min_driver.str(), "450.80.02");
+    EXPECT_EQ(m().minor_version_compat(12)->min_driver.str(), "525.60.13");
+    EXPECT_EQ(m().minor_version_compat(13)->min_driver.str(), "580.65.06");
+    EXPECT_EQ(m().minor_version_compat(10), nullptr);
+}
+
+TEST(Matrix, R535RunsCuda124UnderMinorVersionCompatibility) {
+    const auto fit = m().driver_runs_cuda(535, std::nullopt, *m().cuda(v("12.4")), true);
+    EXPECT_EQ(fit.kind, DriverCudaFit::Kind::minor_compat);
+    EXPECT_NE(fit.note.find("minor version compatibility: CUDA 12.4"), std::string::npos)
+        << fit.note;
+    EXPECT_NE(fit.note.find("525.60.13"), std::string::npos) << fit.note;
+    EXPECT_NE(fit.note.find("PTX JIT"), std::string::npos) << fit.note;
+    EXPECT_NE(fit.note.find("550.54.14 (branch 550)"), std::string::npos) << fit.note;
+}
+
+TEST(Matrix, R580RunsCuda132UnderMinorVersionCompatibility) {
+    const auto fit = m().driver_runs_cuda(580, std::nullopt, *m().cuda(v("13.2")), true);
+    EXPECT_EQ(fit.kind, DriverCudaFit::Kind::minor_compat);
+    EXPECT_NE(fit.note.find("580.65.06"), std::string::npos) << fit.note;
+    EXPECT_NE(fit.note.find("595.45.04 (branch 595)"), std::string::npos) << fit.note;
+    EXPECT_EQ(m().driver_runs_cuda(595, std::nullopt, *m().cuda(v("13.2")), true).kind,
+              DriverCudaFit::Kind::toolkit_driver);
+}
+
+TEST(Matrix, BelowTheMajorsFloorNothingRunsButForwardCompatIsNamed) {
+    auto fit = m().driver_runs_cuda(550, std::nullopt, *m().cuda(v("13.0")), true);
+    EXPECT_EQ(fit.kind, DriverCudaFit::Kind::too_old);
+    EXPECT_NE(fit.note.find("cuda-compat-13-0"), std::string::npos) << fit.note;
+    fit = m().driver_runs_cuda(550, std::nullopt, *m().cuda(v("13.0")), false);
+    EXPECT_EQ(fit.note.find("cuda-compat"), std::string::npos) << fit.note;
+    // An exact driver just below the floor is refused, one at it runs.
+    EXPECT_EQ(m().driver_runs_cuda(525, v("525.60.12"), *m().cuda(v("12.4")), true).kind,
+              DriverCudaFit::Kind::too_old);
+    EXPECT_EQ(m().driver_runs_cuda(525, v("525.60.13"), *m().cuda(v("12.4")), true).kind,
+              DriverCudaFit::Kind::minor_compat);
+    EXPECT_EQ(m().driver_runs_cuda(450, v("450.80.02"), *m().cuda(v("11.8")), true).kind,
+              DriverCudaFit::Kind::minor_compat);
+    EXPECT_EQ(m().driver_runs_cuda(450, v("450.51.06"), *m().cuda(v("11.8")), true).kind,
+              DriverCudaFit::Kind::too_old);
+}
+
+TEST(Matrix, ForwardCompatPackageName) {
+    EXPECT_EQ(m().forward_compat_package(v("12.4")), "cuda-compat-12-4");
+    EXPECT_EQ(m().forward_compat_package(v("13.0")), "cuda-compat-13-0");
+}
+
+TEST(Matrix, DriverBranchLifecycle) {
+    const auto* r535 = m().driver_branch(535);
+    ASSERT_NE(r535, nullptr);
+    EXPECT_EQ(r535->type, "ltsb");
+    EXPECT_EQ(r535->eol, "2026-06");
+    EXPECT_EQ(m().driver_branch(580)->type_name(), "Long Term Support Branch");
+    EXPECT_EQ(m().driver_branch(595)->type, "production");
+    EXPECT_EQ(m().driver_branch(610)->type, "new-feature");
+    EXPECT_EQ(m().branch_lifecycle(580, "2026-12"),
+              "R580: Long Term Support Branch, end of life June 2028");
+    EXPECT_EQ(m().branch_lifecycle(535, "2026-12"),
+              "R535: Long Term Support Branch, end of life June 2026, which has passed: it gets "
+              "no more fixes, choose a supported branch");
+    EXPECT_NE(m().branch_lifecycle(550, "2026-12").find("past its end of life"), std::string::npos);
+    EXPECT_EQ(m().branch_lifecycle(999, "2026-12"), "");
+    EXPECT_EQ(m().open_modules_since(), 515);
+}
+
+TEST(Matrix, ArchitecturesCarryTheirDriverBranches) {
+    EXPECT_EQ(m().architecture("hopper")->first_branch, 520);
+    EXPECT_EQ(m().architecture("blackwell")->first_branch, 570);
+    EXPECT_EQ(m().architecture("volta")->last_branch, 580);
+    EXPECT_EQ(m().architecture("pascal")->last_branch, 580);
+    EXPECT_EQ(m().architecture("maxwell")->last_branch, 580);
+    EXPECT_FALSE(m().architecture("hopper")->last_branch.has_value());
+}
+
+TEST(Matrix, A10NeedsCuda111ForComputeCapability86) {
+    const auto* a10 = m().gpu_by_device(0x2236);
+    ASSERT_NE(a10, nullptr);
+    EXPECT_EQ(m().min_cuda_for(*a10).str(), "11.1");
+    EXPECT_EQ(m().min_cuda_for(*m().gpu_by_device(0x2237)).str(), "11.1"); // A10G
+    EXPECT_EQ(m().min_cuda_for(*m().gpu_by_device(0x20B2)).str(), "11.0"); // A100, cc 8.0
+    EXPECT_EQ(m().min_cuda_for(*m().gpu_by_device(0x2330)).str(), "11.8");
+}
+
+TEST(Matrix, CommonDeviceIdsFromPciIds) {
+    const auto* h100 = m().gpu_by_device(0x2339);
+    ASSERT_NE(h100, nullptr);
+    EXPECT_EQ(h100->model, "H100");
+    EXPECT_EQ(h100->memory_gib, 94);
+    const auto* b200 = m().gpu_by_device(0x2909);
+    ASSERT_NE(b200, nullptr);
+    EXPECT_EQ(b200->model, "B200");
+    EXPECT_EQ(b200->architecture, "blackwell");
+    EXPECT_TRUE(b200->nvswitch);
+    EXPECT_TRUE(b200->smi_name.empty()); // no nvidia-smi output seen for this id
+}
+
+TEST(Matrix, OpenEndedReposCarryNewerReleases) {
+    // cuda_max is only set where NVIDIA stopped adding releases (ubuntu2004).
+    for (const char* slug : {"ubuntu2204", "ubuntu2404", "debian12", "rhel8", "rhel9"}) {
+        const auto* d = m().distro(slug);
+        ASSERT_NE(d, nullptr) << slug;
+        EXPECT_FALSE(d->cuda_max.has_value()) << slug;
+        EXPECT_TRUE(d->carries(v("13.4"))) << slug;
+    }
+    EXPECT_FALSE(m().distro("rhel9")->carries(v("11.6")));
+    EXPECT_TRUE(m().distro("rhel9")->carries(v("11.7")));
 }
 
 TEST(Matrix, ContainerToolkitKey) {
@@ -210,13 +377,17 @@ cuda:
   - {version: "12.4", min_driver: "550.54.14", branch: 550}
 distros: []
 cudnn8: []
-cudnn9: {min_cuda: "11.8", cuda_majors: [12]}
+cudnn9: []
 architectures:
   - {name: hopper, min_cuda: "11.8"}
 gpus:
   - {device_id: "0x2330", model: H100, name: H100 SXM5 80GB, smi_name: x, architecture: hopper,
      compute_capability: "9.0", memory_gib: 80, nvswitch: true}
 container_toolkit: {key_fingerprint: C95B321B61E88C1809C4F759DDCAE044F796ECB0}
+minor_version_compat: [{cuda_major: 12, min_driver: "525.60.13"}]
+forward_compat: {package: "cuda-compat-{major}-{minor}"}
+driver_branches: {open_modules_since: 515, branches: [{branch: 535, type: ltsb, eol: "2026-06"}]}
+compute_capabilities: [{cc: "8.6", min_cuda: "11.1"}]
 )";
 
 ProfileError parse_error(const std::string& yaml) {
@@ -278,6 +449,36 @@ TEST(MatrixParse, GpuWithUnknownArchitectureIsRefused) {
 TEST(MatrixParse, MissingTableIsRefused) {
     const auto e = parse_error(replaced(k_small, "cudnn8: []\n", ""));
     EXPECT_NE(e.message().find("missing required key 'cudnn8'"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, BadBranchTypeAndEolAreRefused) {
+    auto e = parse_error(replaced(k_small, "type: ltsb", "type: lts"));
+    EXPECT_EQ(e.line(), 15);
+    EXPECT_NE(e.message().find("ltsb, production or new-feature"), std::string::npos) << e.what();
+    e = parse_error(replaced(k_small, "eol: \"2026-06\"", "eol: June 2026"));
+    EXPECT_NE(e.message().find("year-month"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, Cudnn8ServesMustStayInsideItsMajor) {
+    const auto doc = replaced(k_small, "cudnn8: []",
+                              "cudnn8: [{version: \"8.9.7.29\", cuda: [\"12.2\"], serves: "
+                              "{\"12.2\": \"11.8\"}}]");
+    const auto e = parse_error(doc);
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(e.message().find("can only serve CUDA 12.x"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, Cudnn9RowsMustNotOverlap) {
+    const auto doc = replaced(k_small, "cudnn9: []",
+                              "cudnn9: [{first: \"9.0\", last: \"9.4\", cuda: {12: \"12.0\"}}, "
+                              "{first: \"9.3\", last: \"9.6\", cuda: {12: \"12.0\"}}]");
+    const auto e = parse_error(doc);
+    EXPECT_NE(e.message().find("must not overlap"), std::string::npos) << e.what();
+}
+
+TEST(MatrixParse, ForwardCompatPackageNeedsPlaceholders) {
+    const auto e = parse_error(replaced(k_small, "cuda-compat-{major}-{minor}", "cuda-compat"));
+    EXPECT_NE(e.message().find("{major} and {minor}"), std::string::npos) << e.what();
 }
 
 TEST(MatrixParse, BadFingerprintIsRefused) {

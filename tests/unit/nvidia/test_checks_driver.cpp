@@ -82,7 +82,7 @@ TEST(CheckDriver, OpenFlavorReadFromProcVersion) {
     EXPECT_FALSE(find_check(proprietary, "driver.flavor")->passed);
 }
 
-TEST(CheckDriver, DriverTooOldForProfileCuda) {
+TEST(CheckDriver, R535RunsCuda124UnderMinorVersionCompatibility) {
     FakeSystem sys;
     script_query(sys, "query-535-h100.csv");
     sys.add_file("/proc/driver/nvidia/version",
@@ -90,8 +90,23 @@ TEST(CheckDriver, DriverTooOldForProfileCuda) {
     const auto support_all = run_driver(sys, driver_profile("535", "12.4"));
     const auto* support = find_check(support_all, "driver.cuda-support");
     ASSERT_NE(support, nullptr);
+    EXPECT_TRUE(support->passed) << support->found;
+    EXPECT_NE(support->expected.find(">= 525.60.13 (minor version compatibility for CUDA 12.x"),
+              std::string::npos)
+        << support->expected;
+    EXPECT_NE(support->expected.find("550.54.14"), std::string::npos) << support->expected;
+}
+
+TEST(CheckDriver, DriverTooOldForProfileCuda) {
+    FakeSystem sys;
+    script_query(sys, "query-535-h100.csv");
+    sys.add_file("/proc/driver/nvidia/version",
+                 read_fixture("cmd/files/proc-driver-version-535.txt"));
+    const auto support_all = run_driver(sys, driver_profile("535", "13.0"));
+    const auto* support = find_check(support_all, "driver.cuda-support");
+    ASSERT_NE(support, nullptr);
     EXPECT_FALSE(support->passed);
-    EXPECT_NE(support->expected.find("550.54.14"), std::string::npos);
+    EXPECT_NE(support->expected.find(">= 580.65.06"), std::string::npos) << support->expected;
 }
 
 TEST(CheckDriver, NotLoadedIsOneFailedCheck) {

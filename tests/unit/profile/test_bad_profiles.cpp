@@ -54,9 +54,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad-fingerprint.yaml", 6, 22, "has 8 hex digits; expected the key's full"},
         BadCase{"cuda-99.yaml", 3, 17, "'99.9' is not one gpuprov knows. Known releases: 11.0"},
         BadCase{"branch-too-old.yaml", 2, 18,
-                "driver branch 535 is too old for CUDA 12.4, which needs branch 550 or newer"},
+                "driver branch 470 is too old for CUDA 12.4, which needs branch 550 or newer "
+                "(toolkit driver 550.54.14), or branch 525 or newer under minor version "
+                "compatibility. On data-center GPUs, NVIDIA's forward compatibility package "
+                "cuda-compat-12-4"},
         BadCase{"cudnn8-cuda13.yaml", 4, 18, "cuDNN 8.9 has no build for CUDA 13.0"},
-        BadCase{"cudnn9-cuda117.yaml", 4, 18, "cuDNN 9 has no build for CUDA 11.7"},
+        BadCase{"cudnn9-cuda112.yaml", 4, 18,
+                "cuDNN 9 has no build for CUDA 11.2 (cuDNN 9.0-9.4 builds for CUDA 11.4+, 12.0+"},
+        BadCase{"open-r470.yaml", 4, 33,
+                "driver branch 470 has no open kernel modules; NVIDIA ships them from branch 515"},
+        BadCase{"a10-cuda110.yaml", 5, 17,
+                "CUDA 11.0 cannot build code for A10 (ampere, compute capability 8.6); it needs "
+                "CUDA 11.1 or newer"},
+        BadCase{"b200-r550.yaml", 4, 18,
+                "driver branch 550 does not support B200 (blackwell), which needs branch 570"},
+        BadCase{"v100-r590.yaml", 4, 18,
+                "driver branch 590 no longer supports V100 (volta); the last branch that does is "
+                "580"},
         BadCase{"unknown-step.yaml", 3, 22, "'steps.skip[1]' must be one of preflight"},
         BadCase{"negative-count.yaml", 3, 17, "'host.gpus.count' must be a whole number from 1"},
         BadCase{"unknown-gpu.yaml", 3, 27, "(did you mean 'A100'?)"},

@@ -29,9 +29,14 @@ TEST(BuiltinProfiles, CvTrain) {
     EXPECT_EQ(p.host.gpus->memory_gib, 80);
     EXPECT_EQ(p.host.gpus->interconnect, "nvlink");
     EXPECT_EQ(p.host.memory_gib, 256);
-    ASSERT_TRUE(p.host.disk.has_value());
-    EXPECT_EQ(p.host.disk->path, "/");
-    EXPECT_EQ(p.host.disk->free_gib, 2000);
+    // Sized as the scenario's 2 TB NVMe (1863 GiB), not 2000 GiB free that it can never have.
+    EXPECT_FALSE(p.host.disk.has_value());
+    ASSERT_EQ(p.host.disks.size(), 1U);
+    EXPECT_EQ(p.host.disks[0].path, "/");
+    EXPECT_EQ(p.host.disks[0].size_gib, 1800);
+    EXPECT_LT(*p.host.disks[0].size_gib, 1863);
+    EXPECT_TRUE(p.host.disks[0].nvme);
+    EXPECT_FALSE(p.host.disks[0].free_gib.has_value());
     // 12.4 is not in the ubuntu2404 repo, so the profile does not claim it.
     EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "ubuntu-24.04"), 0);
     EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "debian-12"), 1);
@@ -65,7 +70,10 @@ TEST(BuiltinProfiles, NlpInfer) {
     EXPECT_EQ(p.host.gpus->count, 2);
     EXPECT_EQ(p.host.gpus->model, "T4");
     EXPECT_EQ(p.host.memory_gib, 64);
-    EXPECT_EQ(p.host.disk->free_gib, 1000);
+    ASSERT_EQ(p.host.disks.size(), 1U);
+    EXPECT_EQ(p.host.disks[0].size_gib, 900); // a 1 TB SSD is 931 GiB
+    EXPECT_TRUE(p.host.disks[0].ssd);
+    EXPECT_FALSE(p.host.disks[0].nvme);
     EXPECT_FALSE(p.nccl);
     EXPECT_EQ(p.cudnn->version, "9");
     EXPECT_TRUE(p.container->toolkit);

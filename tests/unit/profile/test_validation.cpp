@@ -14,6 +14,120 @@ Profile load(const std::string& yaml) {
     return load_profile_text(yaml, "t.yaml", m());
 }
 
+TEST(Validation, LongTermBranchesRunNewerToolkitsOfTheirMajor) {
+    // NVIDIA's minor version compatibility: {R535, CUDA 12.4} and {R580, CUDA 13.2} work.
+    const auto a = load_profile(test::profile_fixture("good/r535-cuda124.yaml"), m());
+    EXPECT_EQ(a.driver->branch, "535");
+    EXPECT_EQ(a.cuda->version, "12.4");
+    const auto b = load_profile(test::profile_fixture("good/r580-cuda132.yaml"), m());
+    EXPECT_EQ(b.cuda->version, "13.2");
+    // At the major's floor it still loads; across a major it does not.
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"525\"}\ncuda: {version: \"12.9\"}\n"));
+    auto e = load_error("name: x\ndriver: {branch: \"570\"}\ncuda: {version: \"13.2\"}\n");
+    EXPECT_TRUE(contains(e.message(), "needs branch 595 or newer (toolkit driver 595.45.04), or "
+                                      "branch 580 or newer under minor version"))
+        << e.what();
+    // CUDA 13.0's own driver is the floor of every 13.x: no minor-compat alternative to offer.
+    e = load_error("name: x\ndriver: {branch: \"570\"}\ncuda: {version: \"13.0\"}\n");
+    EXPECT_FALSE(contains(e.message(), "under minor version")) << e.what();
+}
+
+TEST(Validation, Cudnn89OnCuda120Loads) {
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"525\"}\ncuda: {version: \"12.0\"}\n"
+                               "cudnn: {version: \"8.9\"}\n"));
+}
+
+TEST(Validation, Cudnn917OnCuda118IsRefusedWithTheMinorsThatServeIt) {
+    const auto e = load_error("name: x\ndriver: {branch: \"520\"}\ncuda: {version: \"11.8\"}\n"
+                              "cudnn: {version: \"9.17\"}\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "cuDNN 9.17 has no build for CUDA 11.8")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "set cudnn.version to \"9\"")) << e.what();
+}
+
+TEST(Validation, NvidiaRepoUrlNeedsOneOfNvidiasKeys) {
+    const auto e = load_error(
+        "name: x\nrepositories:\n  cuda:\n"
+        "    url: https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/\n"
+        "    key_url: https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/"
+        "3bf863cc.pub\n"
+        "    key_fingerprint: E5E9C99CFEA1AC66664F46E1BCD8D74936E937A1\n");
+    EXPECT_EQ(e.line(), 6);
+    EXPECT_EQ(e.col(), 22);
+    EXPECT_TRUE(contains(e.message(), "a key NVIDIA does not sign")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "EB693B3035CD5710E231E123A4B469963BF863CC")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "610C7B14E068A878070DA4E99CD0A493D42D0685")) << e.what();
+    // The container toolkit's URL has exactly one key.
+    const auto c =
+        load_error("name: x\nrepositories:\n  container-toolkit:\n"
+                   "    url: https://nvidia.github.io/libnvidia-container/stable/deb/{pkgarch}/\n"
+                   "    key_url: https://nvidia.github.io/libnvidia-container/gpgkey\n"
+                   "    key_fingerprint: EB693B3035CD5710E231E123A4B469963BF863CC\n");
+    EXPECT_TRUE(contains(c.message(), "C95B321B61E88C1809C4F759DDCAE044F796ECB0")) << c.what();
+}
+
+TEST(Validation, HostDisksAsSysadminsSizeThem) {
+    const auto p = load("name: x\nhost:\n  disks:\n    - {path: /data, size_gib: 1800, nvme: "
+                        "true}\n    - {path: /, free_gib: 50, ssd: true}\n");
+    ASSERT_EQ(p.host.disks.size(), 2U);
+    EXPECT_EQ(p.host.disks[0].path, "/data");
+    EXPECT_EQ(p.host.disks[0].size_gib, 1800);
+    EXPECT_TRUE(p.host.disks[0].nvme);
+    EXPECT_FALSE(p.host.disks[0].ssd);
+    EXPECT_EQ(p.host.disks[1].free_gib, 50);
+    EXPECT_TRUE(p.host.disks[1].ssd);
+    // The v1 host.disk still works next to it.
+    EXPECT_EQ(load("name: x\nhost: {disk: {free_gib: 10}}\n").host.disk->free_gib, 10);
+}
+
+TEST(Validation, HostDisksErrorsPointAtTheEntry) {
+    auto e = load_error("name: x\nhost:\n  disks:\n    - {path: /data}\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "'host.disks[0]' asks for nothing; give size_gib"))
+        << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: data, size_gib: 10}\n");
+    EXPECT_TRUE(contains(e.message(), "host.disks[0].path")) << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: /data, size_gib: 10, nvme: yes}\n");
+    EXPECT_TRUE(contains(e.message(), "'host.disks[0].nvme' must be true or false")) << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: /data, size_gb: 10}\n");
+    EXPECT_TRUE(contains(e.message(), "size_gib")) << e.what();
+    e = load_error("name: x\nhost:\n  disks: {path: /data, size_gib: 10}\n");
+    EXPECT_TRUE(contains(e.message(), "'host.disks' must be a list")) << e.what();
+    e = load_error("name: x\nhost:\n  disks:\n    - {path: /d, size_gib: 1}\n    - {path: /d, "
+                   "ssd: true}\n");
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_TRUE(contains(e.message(), "listed twice")) << e.what();
+}
+
+TEST(Validation, PinnedToolkitAndDriverVersions) {
+    const auto p = load("name: x\ndriver: {branch: \"550\", version: \"550.90.07\"}\n"
+                        "cuda: {version: \"12.4.1\"}\n");
+    EXPECT_EQ(p.cuda->version, "12.4");
+    EXPECT_EQ(p.cuda->exact, std::optional<std::string>("12.4.1"));
+    EXPECT_EQ(p.driver->version, std::optional<std::string>("550.90.07"));
+    // Without them: the newest in the branch and in the repository.
+    const auto q = load("name: x\ndriver: {branch: \"550\"}\ncuda: {version: \"12.4\"}\n");
+    EXPECT_FALSE(q.cuda->exact.has_value());
+    EXPECT_FALSE(q.driver->version.has_value());
+    // Below the toolkit driver but above CUDA 12's floor: minor version compatibility.
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"550\", version: \"550.40.07\"}\n"
+                               "cuda: {version: \"12.4\"}\n"));
+}
+
+TEST(Validation, PinnedDriverMustBeOnItsBranchAndNewEnough) {
+    auto e = load_error("name: x\ndriver: {branch: \"550\", version: \"535.183.06\"}\n");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.col(), 34);
+    EXPECT_TRUE(contains(e.message(), "'driver.version' must be an exact driver of branch 550"))
+        << e.what();
+    e = load_error("name: x\ndriver: {branch: \"550\", version: \"550\"}\n");
+    EXPECT_TRUE(contains(e.message(), "'driver.version' must be an exact driver")) << e.what();
+    e = load_error("name: x\ndriver: {branch: \"580\", version: \"580.65.05\"}\n"
+                   "cuda: {version: \"13.0\"}\n");
+    EXPECT_TRUE(contains(e.message(), "driver 580.65.05 is too old for CUDA 13.0")) << e.what();
+    EXPECT_EQ(e.col(), 34);
+}
+
 TEST(Validation, MinimalProfileGetsDefaults) {
     const auto p = load("name: minimal\n");
     EXPECT_EQ(p.name, "minimal");
@@ -96,8 +210,10 @@ TEST(Validation, DescriptionIsOneLine) {
 TEST(Validation, CudaVersionFormat) {
     EXPECT_TRUE(
         contains(load_error("name: x\ncuda: {version: \"12\"}\n").message(), "major.minor"));
-    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.4.1\"}\n").message(),
-                         "'12.4.1' is not one gpuprov knows"));
+    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.7.1\"}\n").message(),
+                         "'12.7.1' is not one gpuprov knows"));
+    EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.4.01\"}\n").message(),
+                         "is not one gpuprov knows"));
     EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.04\"}\n").message(),
                          "'12.04' is not one"));
     EXPECT_TRUE(contains(load_error("name: x\ncuda: {version: \"12.7\"}\n").message(),
@@ -118,9 +234,10 @@ TEST(Validation, CudnnVersionFormat) {
 }
 
 TEST(Validation, Cudnn8MessageListsTheBuildsThatExist) {
-    const auto e = load_error("name: x\ndriver: {branch: \"515\"}\ncuda: {version: \"11.7\"}\n"
+    const auto e = load_error("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"13.0\"}\n"
                               "cudnn: {version: \"8.9\"}\n");
     EXPECT_TRUE(contains(e.message(), "its builds are for CUDA 11.8, 12.1, 12.2")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "Use cudnn \"9\" with CUDA 13.0")) << e.what();
 }
 
 TEST(Validation, CudnnAndNcclNeedCuda) {
@@ -137,8 +254,12 @@ TEST(Validation, DriverBranchAtTheRequiredMinimumIsAccepted) {
     // Unquoted branch numbers read the same.
     EXPECT_EQ(load("name: x\ndriver: {branch: 580}\ncuda: {version: \"13.0\"}\n").driver->branch,
               "580");
-    const auto e = load_error("name: x\ndriver: {branch: \"545\"}\ncuda: {version: \"12.4\"}\n");
-    EXPECT_TRUE(contains(e.message(), "or cuda.version to \"12.3\" or older")) << e.what();
+    // Below the toolkit driver but at or above the major's floor: minor version compatibility.
+    EXPECT_EQ(
+        load("name: x\ndriver: {branch: \"545\"}\ncuda: {version: \"12.4\"}\n").driver->branch,
+        "545");
+    const auto e = load_error("name: x\ndriver: {branch: \"515\"}\ncuda: {version: \"12.4\"}\n");
+    EXPECT_TRUE(contains(e.message(), "or cuda.version to \"11.7\" or older")) << e.what();
 }
 
 TEST(Validation, GpuArchitectureBoundsOnCuda) {

@@ -1,5 +1,4 @@
 #include <gpuprov/version.hpp>
-
 #include <gtest/gtest.h>
 
 using gpuprov::compare_deb_versions;
@@ -19,9 +18,22 @@ TEST(DottedVersion, ParsesAndCompares) {
     EXPECT_FALSE(DottedVersion::parse("1..2"));
 }
 
+TEST(DottedVersion, PrintsNvidiaDriverVersionsAsWritten) {
+    // NVIDIA writes 580.65.06; printing 580.65.6 names a driver that does not exist.
+    const auto d = DottedVersion::parse("580.65.06");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->str(), "580.65.06");
+    EXPECT_EQ(d->parts[2], 6);
+    EXPECT_TRUE(*d == *DottedVersion::parse("580.65.6")); // zeros never change the order
+    EXPECT_TRUE(*DottedVersion::parse("580.65.06") < *DottedVersion::parse("580.65.10"));
+    EXPECT_EQ(DottedVersion::parse("450.80.02")->str(), "450.80.02");
+    const DottedVersion built{{12, 4}};
+    EXPECT_EQ(built.str(), "12.4");
+}
+
 TEST(DebVersion, FollowsDpkgOrdering) {
     EXPECT_LT(compare_deb_versions("8.9.7.29-1+cuda12.2", "9.1.0.70-1"), 0);
-    EXPECT_GT(compare_deb_versions("1:1.0", "2.0"), 0); // epoch wins
+    EXPECT_GT(compare_deb_versions("1:1.0", "2.0"), 0);       // epoch wins
     EXPECT_LT(compare_deb_versions("1.0~rc1-1", "1.0-1"), 0); // tilde sorts first
     EXPECT_EQ(compare_deb_versions("550.54.15-1", "550.54.15-1"), 0);
     EXPECT_LT(compare_deb_versions("550.54.14-1", "550.54.15-1"), 0);
