@@ -248,6 +248,11 @@ std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts) {
     if (facts.os.family == "debian") {
         return std::make_unique<Apt>();
     }
+    // Only the releases mapped onto NVIDIA's rhel8/rhel9 repositories: Amazon Linux, Fedora
+    // and EL 7/10 are dnf/yum hosts gpuprov does not provision.
+    if (facts.os.family == "rhel" && !facts.os.repo_slug.empty()) {
+        return make_dnf();
+    }
     return nullptr;
 }
 

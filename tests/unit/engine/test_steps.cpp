@@ -199,13 +199,13 @@ TEST_F(Steps, CudaRepoBlockedWhenTheSignatureDoesNotCoverTheInRelease) {
     EXPECT_EQ(run.check("cuda-toolkit").status, StepStatus::blocked);
 }
 
-TEST_F(Steps, CudaRepoBlockedOnANonAptHost) {
+TEST_F(Steps, CudaRepoBlockedOnAHostWithoutAPackageManager) {
     TestHost host;
-    host.sys.add_file("/etc/os-release", read_fixture("os/rhel-9/etc/os-release"));
+    host.sys.add_file("/etc/os-release", read_fixture("os/amzn-2023/etc/os-release"));
     StepRunner run(host, profile);
     const auto r = run.check("cuda-repo");
     EXPECT_EQ(r.status, StepStatus::blocked);
-    EXPECT_TRUE(contains(r.reason, "implemented for apt hosts")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "apt (Debian, Ubuntu) or dnf")) << r.reason;
 }
 
 // ---- driver ----
