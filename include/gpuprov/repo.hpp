@@ -94,6 +94,25 @@ struct ReleaseEntry {
 [[nodiscard]] std::optional<ReleaseEntry> release_entry(std::string_view release,
                                                         std::string_view file);
 
+/// One metadata file named by an rpm repository's repodata/repomd.xml.
+struct RepomdEntry {
+    std::string location; ///< relative to the repository URL: "repodata/<sha>-primary.xml.gz"
+    std::string sha256;   ///< of the file as stored (compressed), lower-case hex
+    std::uint64_t size = 0;
+};
+/// The <data type="..."> entry ("primary"); nullopt when missing, not SHA-256, or its location
+/// leaves the repository (absolute, "..").
+[[nodiscard]] std::optional<RepomdEntry> repomd_entry(std::string_view repomd,
+                                                      std::string_view type);
+/// Packages of a primary.xml: name, arch, version as rpm's "[epoch:]version-release" (no epoch
+/// when 0), requires and provides names joined like a Debian field, location and SHA-256.
+/// Source rpms and packages cut short are skipped.
+[[nodiscard]] std::vector<PackageRecord> parse_primary_xml(std::string_view xml);
+/// Decompresses a gzip file (primary.xml.gz); nullopt when corrupt, truncated or larger than
+/// max_bytes.
+[[nodiscard]] std::optional<std::string> gunzip(std::string_view data,
+                                                std::size_t max_bytes = 512u << 20);
+
 struct IndexLoadResult {
     std::optional<PackageIndex> index;
     std::optional<OpenPgpKey> key; ///< the fingerprint-checked key the InRelease was verified with
