@@ -129,6 +129,14 @@ struct IndexLoadResult {
 /// Packages, stamp): the repository name with anything but [A-Za-z0-9._-] replaced.
 [[nodiscard]] std::string repo_cache_subdir(const ResolvedRepo& repo);
 
+/// The rpm-md form of load_package_index for the rhel family: the pinned key, repomd.xml
+/// verified with gpgv against its detached repomd.xml.asc, primary.xml.gz checked against the
+/// SHA-256 and size repomd.xml lists. `inrelease` of the result holds the verified repomd.xml.
+/// Fetched every time (no cached copy is reused yet); writes only key.gpg and the signature
+/// under `cache_dir`.
+[[nodiscard]] IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& repo,
+                                                     const std::string& cache_dir);
+
 /// The InRelease gpuprov last verified for `repo`, read from `cache_dir` whatever its age, with
 /// no download and no signature check; nullopt unless the cache's stamp names this URL and pin.
 /// For comparisons only (are apt's lists as new as what gpuprov planned with?), never trust.

@@ -3,6 +3,7 @@
 #include "fake_system.hpp"
 
 #include <gpuprov/repo.hpp>
+#include <gpuprov/strings.hpp>
 #include <gtest/gtest.h>
 
 namespace gpuprov {
@@ -84,6 +85,93 @@ TEST(Gunzip, RefusesTruncatedCorruptAndOversized) {
     EXPECT_FALSE(gunzip("not gzip at all"));
     EXPECT_FALSE(gunzip(gz, 1000));
     EXPECT_TRUE(gunzip(gz, 16142));
+}
+
+// ---- load_rpm_package_index: the pinned key, gpgv over repomd.xml, primary by SHA-256 ----
+
+constexpr const char* kRpmRepo =
+    "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/";
+constexpr const char* kRpmKey =
+    "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/D42D0685.pub";
+
+FetchResult ok(std::string body) {
+    return {.ok = true, .http_status = 200, .body = std::move(body), .error = {}, .attempts = 1};
+}
+
+struct RpmServed {
+    testing::FakeSystem sys;
+    ResolvedRepo repo{.name = "cuda",
+                      .url = kRpmRepo,
+                      .key_url = kRpmKey,
+                      .key_fingerprint = std::string(trim(read_fixture("repo/test-key.fpr"))),
+                      .allow_insecure = false};
+    std::vector<std::string> gpgv_argv;
+    std::string gpgv_stdin;
+
+    explicit RpmServed(std::string status, std::string primary = read_fixture(kPrimary)) {
+        sys.on_url(kRpmKey, ok(read_fixture("repo/test-key.asc")));
+        sys.on_url(std::string(kRpmRepo) + "repodata/repomd.xml",
+                   ok(read_fixture("repo/rpm/repomd.xml")));
+        sys.on_url(std::string(kRpmRepo) + "repodata/repomd.xml.asc",
+                   ok("-----BEGIN PGP SIGNATURE-----\n(scripted gpgv)\n"));
+        sys.on_url(std::string(kRpmRepo) +
+                       "repodata/7b33d53e4d072310042934c35dea2ac843ae94b09762cac577678bbc3de1f9f4-"
+                       "primary.xml.gz",
+                   ok(std::move(primary)));
+        sys.on_command_prefix({"gpgv"}, [this, status](const Command& c) {
+            gpgv_argv = c.argv;
+            gpgv_stdin = c.stdin_data.value_or("");
+            return CommandResult{.out = status};
+        });
+    }
+};
+
+std::string valid_status() {
+    const auto f = std::string(trim(read_fixture("repo/test-key.fpr")));
+    return "[GNUPG:] NEWSIG\n[GNUPG:] VALIDSIG " + f + " 2026-12-02 1796215002 0 4 0 1 10 00 " + f +
+           "\n";
+}
+
+TEST(RpmIndexLoader, VerifiedRepomdThenPrimaryByChecksum) {
+    RpmServed host(valid_status());
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    ASSERT_TRUE(r.index) << r.error;
+    EXPECT_EQ(r.index->size(), 14u);
+    EXPECT_EQ(r.index->newest("nvidia-open")->version, "3:580.95.05-1.el9");
+    ASSERT_TRUE(r.key);
+    // gpgv checks the detached signature over exactly the repomd.xml that was parsed.
+    EXPECT_EQ(host.gpgv_argv,
+              (std::vector<std::string>{"gpgv", "--keyring",
+                                        "/var/cache/gpuprov/repos/cuda/key.gpg", "--status-fd", "1",
+                                        "/var/cache/gpuprov/repos/cuda/repomd.xml.asc", "-"}));
+    EXPECT_EQ(host.gpgv_stdin, read_fixture("repo/rpm/repomd.xml"));
+    EXPECT_EQ(r.inrelease, read_fixture("repo/rpm/repomd.xml"));
+}
+
+TEST(RpmIndexLoader, BadSignatureIsRefused) {
+    RpmServed host("[GNUPG:] NEWSIG\n[GNUPG:] BADSIG 961FA89CEC068B3B test\n");
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    EXPECT_FALSE(r.index);
+    EXPECT_NE(r.error.find("repomd.xml at"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("BAD signature"), std::string::npos) << r.error;
+}
+
+TEST(RpmIndexLoader, TamperedOrTruncatedPrimaryIsRefused) {
+    auto primary = read_fixture(kPrimary);
+    primary[100] = static_cast<char>(primary[100] ^ 1);
+    RpmServed host(valid_status(), primary);
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    EXPECT_FALSE(r.index);
+    EXPECT_NE(r.error.find("does not match the size and SHA-256"), std::string::npos) << r.error;
+}
+
+TEST(RpmIndexLoader, KeyWithAnotherFingerprintIsRefusedBeforeAnythingElse) {
+    RpmServed host(valid_status());
+    host.repo.key_fingerprint = std::string(trim(read_fixture("repo/other-key.fpr")));
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    EXPECT_FALSE(r.index);
+    EXPECT_NE(r.error.find("profile pins"), std::string::npos) << r.error;
+    EXPECT_TRUE(host.gpgv_argv.empty());
 }
 
 } // namespace
