@@ -31,6 +31,9 @@ struct KeyParseResult {
 /// never smuggle a second trusted key into the keyring.
 [[nodiscard]] KeyParseResult parse_openpgp_key(std::string_view data);
 
+/// The ASCII-armored form of a (binary) public key, as dnf's gpgkey=file:// reads it.
+[[nodiscard]] std::string armor_public_key(std::string_view binary);
+
 /// A profile repository with {distro} {arch} {pkgarch} filled in from the facts.
 struct ResolvedRepo {
     std::string name;

@@ -382,6 +382,8 @@ IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_r
         // being written (the key matches the pin, the signature is checked next).
         sys.write_file_atomic(dir / "key.gpg", key.value->binary, 0644);
         sys.write_file_atomic(dir / "repomd.xml.asc", *signature.value, 0644);
+        // dnf's view for plan reads the key armored (gpgkey=file://.../key.asc).
+        sys.write_file_atomic(dir / "key.asc", armor_public_key(key.value->binary), 0644);
     } catch (const Error& e) {
         return failed(fmt::format("cannot write gpuprov's cache {}: {}", dir.string(), e.what()));
     }
