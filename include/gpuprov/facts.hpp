@@ -20,7 +20,15 @@ struct OsInfo {
     std::string family;     ///< "debian" (apt) or "rhel" (dnf); empty when unknown
     std::string repo_slug;  ///< NVIDIA repo dir: ubuntu2204, debian12, rhel9; empty if none
     std::string profile_os; ///< the profile's spelling: ubuntu-22.04, debian-12, rhel-9
+    /// When the release's maintainer stopped (or stops) updating it, "YYYY-MM-DD"; set for the
+    /// CentOS releases gpuprov maps onto NVIDIA's rhelN repository, empty otherwise.
+    std::string end_of_life;
 };
+
+/// Every OS family and release gpuprov provisions, for messages that refuse the others.
+[[nodiscard]] std::string supported_os_list();
+/// A warning for a release past `end_of_life` on `today` ("YYYY-MM-DD"); empty otherwise.
+[[nodiscard]] std::string end_of_life_warning(const OsInfo& os, std::string_view today);
 
 struct PciGpu {
     std::string address;         ///< "0000:17:00.0"
@@ -70,9 +78,23 @@ struct HostFacts {
     /// /etc/alternatives/cuda on deb installs); nullopt when it is not a link.
     std::optional<std::string> cuda_default_link;
     std::optional<InstalledCudnn> cudnn;
-    /// Installed NVIDIA-related packages → version, from /var/lib/dpkg/status. Empty on the rhel
-    /// family for now (the rpm database needs librpm or `rpm -q`).
+    /// Installed NVIDIA-related packages → version, from the family's package database
+    /// (gpuprov/package_db.hpp): dpkg's status file, or `rpm -qa` on the rhel family, where
+    /// versions are rpm's "[epoch:]version-release".
     std::map<std::string, std::string> packages;
+    // ---- rhel family only (empty/false elsewhere) ----
+    /// kernel-devel / kernel-headers rpms installed for exactly the running kernel
+    /// (version-release.arch == uname -r): what DKMS needs on EL besides the build link.
+    bool kernel_devel = false;
+    bool kernel_headers_rpm = false;
+    /// dnf module name → enabled stream, from /etc/dnf/modules.d/*.module (state=enabled).
+    std::map<std::string, std::string> module_streams;
+    /// EPEL configured (/etc/yum.repos.d/epel*.repo) or its release package installed: dkms
+    /// comes from EPEL on RHEL 8/9.
+    bool epel = false;
+    /// "enforcing", "permissive" or "disabled" (running state from selinuxfs, else the
+    /// configured one); empty when the host has no SELinux at all.
+    std::string selinux;
     std::uint64_t memory_bytes = 0; ///< MemTotal
     std::optional<DiskSpace> root_disk;
 };
@@ -122,12 +144,18 @@ void classify_os(OsInfo& os);
 [[nodiscard]] std::optional<InstalledCudnn> parse_cudnn_header(std::string_view content);
 /// MemTotal in bytes.
 [[nodiscard]] std::optional<std::uint64_t> parse_meminfo_total(std::string_view content);
-/// Installed ("install ok installed" or held "hold ok installed") packages from
+/// Installed packages (PackageDb's one meaning: state "installed", flag "ok") from
 /// /var/lib/dpkg/status → version. A second architecture of a package is keyed "name:arch".
 [[nodiscard]] std::map<std::string, std::string> parse_dpkg_status(std::string_view content);
 /// Whether a package belongs to the NVIDIA stack (driver, CUDA, cuDNN, NCCL, container toolkit,
 /// DCGM): the filter for HostFacts::packages.
 [[nodiscard]] bool is_nvidia_package(std::string_view name);
+/// dnf module state files (/etc/dnf/modules.d/*.module, INI): section name → stream, for
+/// sections whose state is "enabled".
+[[nodiscard]] std::map<std::string, std::string> parse_dnf_module_file(std::string_view content);
+/// The SELINUX= mode of /etc/selinux/config ("enforcing", "permissive", "disabled"); empty
+/// when absent or another word. Facts prefer /sys/fs/selinux/enforce, the running mode.
+[[nodiscard]] std::string parse_selinux_config(std::string_view config);
 /// Whether a module name appears at the start of a /proc/modules line.
 [[nodiscard]] bool proc_modules_has(std::string_view content, std::string_view module);
 /// The SecureBoot efivar: 4 attribute bytes then the value byte.

@@ -1,8 +1,9 @@
 #pragma once
-// The host's package manager (apt on Debian/Ubuntu; dnf on RHEL-family hosts is planned only).
+// The host's package manager: apt on Debian/Ubuntu, dnf on the rhel family.
 // It builds argv vectors, so plan can show exactly what apply would run.
 #include <functional>
 #include <gpuprov/facts.hpp>
+#include <gpuprov/package_db.hpp>
 #include <gpuprov/step.hpp>
 #include <gpuprov/system.hpp>
 #include <gpuprov/transaction.hpp>
@@ -90,7 +91,14 @@ struct AptStatus {
 /// append "InRelease" or "Packages".
 [[nodiscard]] std::string apt_list_name(std::string_view uri);
 
-/// apt for the debian family; nullptr for anything else.
+/// Whether dnf's versionlock list (/etc/dnf/plugins/versionlock.list) locks this installed rpm.
+[[nodiscard]] bool versionlocked(std::string_view list, const InstalledPackage& p);
+/// Names installed twice with one arch (not kernels): what a killed rpm transaction leaves.
+[[nodiscard]] std::vector<std::string> duplicate_packages(const PackageDb& db);
+/// dnf, whatever the host (tests and the rhel family).
+[[nodiscard]] std::unique_ptr<PackageManager> make_dnf();
+
+/// apt for the debian family, dnf for the rhel family; nullptr for anything else.
 [[nodiscard]] std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts);
 
 /// Waits (bounded) while another process holds the package manager's lock, logging who holds

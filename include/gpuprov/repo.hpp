@@ -31,6 +31,9 @@ struct KeyParseResult {
 /// never smuggle a second trusted key into the keyring.
 [[nodiscard]] KeyParseResult parse_openpgp_key(std::string_view data);
 
+/// The ASCII-armored form of a (binary) public key, as dnf's gpgkey=file:// reads it.
+[[nodiscard]] std::string armor_public_key(std::string_view binary);
+
 /// A profile repository with {distro} {arch} {pkgarch} filled in from the facts.
 struct ResolvedRepo {
     std::string name;
@@ -94,6 +97,25 @@ struct ReleaseEntry {
 [[nodiscard]] std::optional<ReleaseEntry> release_entry(std::string_view release,
                                                         std::string_view file);
 
+/// One metadata file named by an rpm repository's repodata/repomd.xml.
+struct RepomdEntry {
+    std::string location; ///< relative to the repository URL: "repodata/<sha>-primary.xml.gz"
+    std::string sha256;   ///< of the file as stored (compressed), lower-case hex
+    std::uint64_t size = 0;
+};
+/// The <data type="..."> entry ("primary"); nullopt when missing, not SHA-256, or its location
+/// leaves the repository (absolute, "..").
+[[nodiscard]] std::optional<RepomdEntry> repomd_entry(std::string_view repomd,
+                                                      std::string_view type);
+/// Packages of a primary.xml: name, arch, version as rpm's "[epoch:]version-release" (no epoch
+/// when 0), requires and provides names joined like a Debian field, location and SHA-256.
+/// Source rpms and packages cut short are skipped.
+[[nodiscard]] std::vector<PackageRecord> parse_primary_xml(std::string_view xml);
+/// Decompresses a gzip file (primary.xml.gz); nullopt when corrupt, truncated or larger than
+/// max_bytes.
+[[nodiscard]] std::optional<std::string> gunzip(std::string_view data,
+                                                std::size_t max_bytes = 512u << 20);
+
 struct IndexLoadResult {
     std::optional<PackageIndex> index;
     std::optional<OpenPgpKey> key; ///< the fingerprint-checked key the InRelease was verified with
@@ -109,6 +131,14 @@ struct IndexLoadResult {
 /// The directory under `cache_dir` that holds one repository's files (key.gpg, InRelease,
 /// Packages, stamp): the repository name with anything but [A-Za-z0-9._-] replaced.
 [[nodiscard]] std::string repo_cache_subdir(const ResolvedRepo& repo);
+
+/// The rpm-md form of load_package_index for the rhel family: the pinned key, repomd.xml
+/// verified with gpgv against its detached repomd.xml.asc, primary.xml.gz checked against the
+/// SHA-256 and size repomd.xml lists. `inrelease` of the result holds the verified repomd.xml.
+/// Fetched every time (no cached copy is reused yet); writes only key.gpg and the signature
+/// under `cache_dir`.
+[[nodiscard]] IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& repo,
+                                                     const std::string& cache_dir);
 
 /// The InRelease gpuprov last verified for `repo`, read from `cache_dir` whatever its age, with
 /// no download and no signature check; nullopt unless the cache's stamp names this URL and pin.

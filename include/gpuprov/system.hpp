@@ -122,7 +122,8 @@ public:
     /// Whether stdin and stdout are a terminal (apply asks for confirmation only then).
     [[nodiscard]] virtual bool interactive() const = 0;
     /// PID of a process holding a POSIX (fcntl) write lock on `path`, as dpkg and apt take on
-    /// /var/lib/dpkg/lock-frontend; nullopt when free or missing.
+    /// /var/lib/dpkg/lock-frontend, or an exclusive flock, as dnf takes on its pid files (the
+    /// pid is then the file's content; -1 when it holds none); nullopt when free or missing.
     [[nodiscard]] virtual std::optional<int> lock_holder(const std::filesystem::path&) const = 0;
 
     // ---- changes ----

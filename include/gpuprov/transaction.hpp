@@ -45,6 +45,11 @@ struct PackageTransaction {
 /// `Remv name [old]`, `Purg name [old]`; everything else (Conf lines, messages) is ignored.
 [[nodiscard]] std::vector<PackageAction> parse_apt_simulation(std::string_view output);
 
+/// Parses dnf's transaction table (`dnf --assumeno install ...`): every package group dnf
+/// prints, long names wrapped onto their own line. `from` of upgrades and downgrades is not in
+/// dnf's table: the caller fills it from the rpm database.
+[[nodiscard]] std::vector<PackageAction> parse_dnf_transaction(std::string_view output);
+
 /// What differs between two transactions, one line per action ("+ install x 1.0",
 /// "- remove y 2.0"); empty when apt would do the same.
 [[nodiscard]] std::vector<std::string> transaction_diff(const std::vector<PackageAction>& planned,

@@ -28,7 +28,10 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
         state.repo =
             resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch, m_facts.pkg_arch);
         try {
-            auto loaded = load_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge);
+            // rpm-md (repomd.xml + primary) on the rhel family, InRelease + Packages elsewhere.
+            auto loaded = m_facts.os.family == "rhel"
+                              ? load_rpm_package_index(m_sys, state.repo, m_cache_dir)
+                              : load_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge);
             state.index = std::move(loaded.index);
             state.key = std::move(loaded.key);
             state.error = std::move(loaded.error);

@@ -1,6 +1,7 @@
 // The plan's package section: apt itself resolves each transaction apply will run, so the plan
 // shows every package it installs, upgrades, downgrades or removes, with versions.
 #include "../steps/apt_repo.hpp"
+#include "../steps/dnf_repo.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -67,6 +68,16 @@ std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const std::st
             continue;
         }
         const auto dir = cache_dir + "/" + repo_cache_subdir(state.repo);
+        if (ctx.facts.os.family == "rhel") {
+            // dnf's view: the same .repo gpuprov installs, keyed to the cached, checked key.
+            const auto files = steps::dnf_repo_files(name);
+            out.push_back(SimulatedRepo{.url = state.repo.url,
+                                        .replaces_source = files.repo,
+                                        .source_text = steps::dnf_repo_text(state.repo, files.id,
+                                                                            dir + "/key.asc",
+                                                                            ctx.profile.name)});
+            continue;
+        }
         out.push_back(SimulatedRepo{
             .url = state.repo.url,
             .replaces_source = steps::apt_repo_files(name).source,

@@ -63,11 +63,10 @@ HostFacts detect_facts(const System& sys, const Matrix& matrix) {
     facts.cuda = read_cuda_installs(sys);
     facts.cuda_default_link = read_cuda_default_link(sys);
     facts.cudnn = read_cudnn(sys);
-    // rpm's database is a SQLite/BDB file that needs librpm or `rpm -q`; left empty on the rhel
-    // family until a package-manager backend provides it.
-    if (facts.os.family != "rhel") {
-        facts.packages = read_dpkg_packages(sys);
-    }
+    // dpkg's status file, or `rpm -qa` (the one command facts run, and only when an rpm
+    // database exists; cached while the database files are unchanged).
+    facts.packages = read_nvidia_packages(sys, facts.os.family);
+    read_el_facts(sys, facts);
     facts.memory_bytes = read_memory(sys);
     facts.root_disk = sys.disk_space("/");
     return facts;

@@ -24,8 +24,12 @@ void read_pci(const System& sys, const Matrix& matrix, HostFacts& facts);
 [[nodiscard]] std::vector<InstalledCuda> read_cuda_installs(const System& sys);
 [[nodiscard]] std::optional<std::string> read_cuda_default_link(const System& sys);
 [[nodiscard]] std::optional<InstalledCudnn> read_cudnn(const System& sys);
-[[nodiscard]] std::map<std::string, std::string> read_dpkg_packages(const System& sys);
+/// Installed NVIDIA-stack packages → version from the family's package database (dpkg or rpm).
+[[nodiscard]] std::map<std::string, std::string> read_nvidia_packages(const System& sys,
+                                                                      const std::string& family);
 [[nodiscard]] std::uint64_t read_memory(const System& sys);
+/// kernel_devel, kernel_headers_rpm, module_streams, epel, selinux; nothing off the rhel family.
+void read_el_facts(const System& sys, HostFacts& facts);
 
 /// `path` with every symlink in it resolved through System (the alternatives system makes
 /// /usr/local/cuda a two-hop link; --root trees hold absolute links that must stay inside).

@@ -1,21 +1,16 @@
-// Installed packages straight from dpkg's database instead of `dpkg-query`: no process start,
-// and the file format has been stable for decades. The status file of a desktop install is a few
-// MB, so it is scanned with string_views and only matching packages are copied out.
+// dpkg's database straight from /var/lib/dpkg/status instead of `dpkg-query`: no process start,
+// and the file format has been stable for decades. This is the only reader of that file: facts,
+// the apt backend and doctor all go through dpkg_database().
 #include "detectors.hpp"
 
+#include <algorithm>
 #include <array>
+#include <gpuprov/package_db.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov {
 
 namespace {
-
-struct Stanza {
-    std::string_view package;
-    std::string_view version;
-    std::string_view arch;
-    std::string_view status;
-};
 
 std::string_view field_value(std::string_view line, std::string_view field) {
     if (line.size() <= field.size() || !starts_with(line, field) || line[field.size()] != ':') {
@@ -24,33 +19,45 @@ std::string_view field_value(std::string_view line, std::string_view field) {
     return trim(line.substr(field.size() + 1));
 }
 
-/// "install ok installed" and "hold ok installed" (apt-mark hold, which gpuprov itself uses
-/// for drivers) are installed; "deinstall ok config-files" and half-installed states are not.
-bool installed(std::string_view status) {
-    return status == "install ok installed" || status == "hold ok installed";
+/// Names in a Depends/Provides field: "a (>= 1), b | c:any" → a, b, c (every alternative).
+void add_names(std::string_view field, std::vector<std::string>& out) {
+    for (const auto& clause : split(field, ',')) {
+        for (const auto& alt : split(clause, '|')) {
+            auto name = trim(alt);
+            name = name.substr(0, name.find_first_of(" (:["));
+            if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) {
+                out.emplace_back(name);
+            }
+        }
+    }
 }
 
-using NameFilter = bool (*)(std::string_view);
-
-void finish(const Stanza& s, NameFilter keep, std::map<std::string, std::string>& out) {
-    if (s.package.empty() || s.version.empty() || !installed(s.status) || !keep(s.package)) {
-        return;
+/// "want flag state": installed means state "installed" with the "ok" flag, whatever the
+/// selection (install, hold, or deinstall not yet carried out). "reinstreq" and half states
+/// are not installed.
+void set_status(InstalledPackage& p, std::string_view status) {
+    p.status = std::string(status);
+    const auto words = split(status, ' ');
+    if (words.size() == 3) {
+        p.installed = words[1] == "ok" && words[2] == "installed";
+        p.hold = words[0] == "hold";
     }
-    std::string name(s.package);
-    // A Multi-Arch: same package can be installed once per architecture (libnvidia-gl:i386 for
-    // Steam/Wine); dpkg-query spells the second one name:arch, and so does this map.
-    if (out.count(name) != 0 && !s.arch.empty()) {
-        name += ":";
-        name += s.arch;
-    }
-    out.emplace(std::move(name), std::string(s.version));
 }
 
-/// One pass over the file; only names `keep` accepts are copied out, since a status file holds
-/// a thousand-odd packages of which facts want a dozen.
-std::map<std::string, std::string> parse_status(std::string_view content, NameFilter keep) {
-    std::map<std::string, std::string> out;
-    Stanza current;
+} // namespace
+
+PackageDb parse_dpkg_db(std::string_view content) {
+    std::vector<InstalledPackage> out;
+    InstalledPackage current;
+    bool has_version = false;
+    const auto finish = [&] {
+        if (!current.name.empty()) {
+            current.installed = current.installed && has_version; // nothing to pin without one
+            out.push_back(std::move(current));
+        }
+        current = {};
+        has_version = false;
+    };
     std::size_t start = 0;
     while (start <= content.size()) {
         auto end = content.find('\n', start);
@@ -63,31 +70,58 @@ std::map<std::string, std::string> parse_status(std::string_view content, NameFi
         }
         start = end + 1;
         if (trim(line).empty()) {
-            finish(current, keep, out);
-            current = {};
+            finish();
             continue;
         }
         if (line.front() == ' ' || line.front() == '\t') {
             continue; // continuation of Description:, Conffiles: and the like
         }
         if (auto v = field_value(line, "Package"); !v.empty()) {
-            current.package = v;
-        } else if (auto v2 = field_value(line, "Version"); !v2.empty()) {
-            current.version = v2;
-        } else if (auto v3 = field_value(line, "Architecture"); !v3.empty()) {
-            current.arch = v3;
-        } else if (auto v4 = field_value(line, "Status"); !v4.empty()) {
-            current.status = v4;
+            current.name = std::string(v);
+        } else if (auto ver = field_value(line, "Version"); !ver.empty()) {
+            current.version = std::string(ver);
+            has_version = true;
+        } else if (auto arch = field_value(line, "Architecture"); !arch.empty()) {
+            current.arch = std::string(arch);
+        } else if (auto st = field_value(line, "Status"); !st.empty()) {
+            set_status(current, st);
+        } else if (auto dep = field_value(line, "Depends"); !dep.empty()) {
+            add_names(dep, current.depends);
+        } else if (auto pre = field_value(line, "Pre-Depends"); !pre.empty()) {
+            add_names(pre, current.depends);
+        } else if (auto prov = field_value(line, "Provides"); !prov.empty()) {
+            add_names(prov, current.provides);
         }
     }
-    finish(current, keep, out);
+    finish();
+    return PackageDb(std::move(out));
+}
+
+namespace {
+
+std::map<std::string, std::string> installed_map(const PackageDb& db,
+                                                 bool (*keep)(std::string_view)) {
+    std::map<std::string, std::string> out;
+    for (const auto& p : db.records()) {
+        if (!p.installed || p.version.empty() || !keep(p.name)) {
+            continue;
+        }
+        std::string name = p.name;
+        // A Multi-Arch: same package can be installed once per architecture (libnvidia-gl:i386
+        // for Steam/Wine); dpkg-query spells the second one name:arch, and so does this map.
+        if (out.count(name) != 0 && !p.arch.empty()) {
+            name += ":";
+            name += p.arch;
+        }
+        out.emplace(std::move(name), p.version);
+    }
     return out;
 }
 
 } // namespace
 
 std::map<std::string, std::string> parse_dpkg_status(std::string_view content) {
-    return parse_status(content, [](std::string_view) { return true; });
+    return installed_map(parse_dpkg_db(content), [](std::string_view) { return true; });
 }
 
 bool is_nvidia_package(std::string_view name) {
@@ -125,12 +159,9 @@ bool is_nvidia_package(std::string_view name) {
 
 namespace facts_detail {
 
-std::map<std::string, std::string> read_dpkg_packages(const System& sys) {
-    const auto status = sys.read_file("/var/lib/dpkg/status");
-    if (!status) {
-        return {};
-    }
-    return parse_status(*status, is_nvidia_package);
+std::map<std::string, std::string> read_nvidia_packages(const System& sys,
+                                                        const std::string& family) {
+    return installed_map(package_database(sys, family), is_nvidia_package);
 }
 
 } // namespace facts_detail

@@ -28,6 +28,7 @@ json os_json(const OsInfo& os) {
         {"family", str_or_null(os.family)},
         {"repo_slug", str_or_null(os.repo_slug)},
         {"profile_os", str_or_null(os.profile_os)},
+        {"end_of_life", str_or_null(os.end_of_life)},
     };
 }
 
@@ -81,8 +82,19 @@ nlohmann::json facts_to_json(const HostFacts& facts) {
             {"free_bytes", facts.root_disk->free_bytes},
         };
     }
+    json el = nullptr;
+    if (facts.os.family == "rhel") {
+        el = {
+            {"kernel_devel", facts.kernel_devel},
+            {"kernel_headers_rpm", facts.kernel_headers_rpm},
+            {"module_streams", json(facts.module_streams)},
+            {"epel", facts.epel},
+            {"selinux", str_or_null(facts.selinux)},
+        };
+    }
     return {
         {"os", os_json(facts.os)},
+        {"el", std::move(el)},
         {"arch", str_or_null(facts.arch)},
         {"repo_arch", str_or_null(facts.repo_arch)},
         {"pkg_arch", str_or_null(facts.pkg_arch)},

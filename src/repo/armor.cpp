@@ -1,6 +1,7 @@
 #include "internal.hpp"
 
 #include <fmt/format.h>
+#include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::repo_detail {
@@ -159,3 +160,41 @@ Dearmored dearmor(std::string_view text, std::string_view block_type) {
 }
 
 } // namespace gpuprov::repo_detail
+
+namespace gpuprov {
+
+std::string armor_public_key(std::string_view binary) {
+    // RFC 4880 §6: base64 in 64-column lines, then "=" and the base64 of the CRC-24.
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const auto encode = [](std::string_view in) {
+        std::string out;
+        for (std::size_t i = 0; i < in.size(); i += 3) {
+            std::uint32_t v = static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << 16;
+            if (i + 1 < in.size()) {
+                v |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
+            }
+            if (i + 2 < in.size()) {
+                v |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i + 2]));
+            }
+            out += kAlphabet[(v >> 18) & 63];
+            out += kAlphabet[(v >> 12) & 63];
+            out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
+            out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
+        }
+        return out;
+    };
+    const auto body = encode(binary);
+    std::string out = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n";
+    for (std::size_t i = 0; i < body.size(); i += 64) {
+        out += body.substr(i, 64) + "\n";
+    }
+    const auto crc = repo_detail::crc24(binary);
+    const std::string crc_bytes{static_cast<char>((crc >> 16) & 0xFF),
+                                static_cast<char>((crc >> 8) & 0xFF),
+                                static_cast<char>(crc & 0xFF)};
+    out += "=" + encode(crc_bytes) + "\n-----END PGP PUBLIC KEY BLOCK-----\n";
+    return out;
+}
+
+} // namespace gpuprov

@@ -72,6 +72,9 @@ std::string upper(std::string s) {
     return s;
 }
 
+std::string gpgv_verdict(const System& sys, std::vector<std::string> argv, const std::string& data,
+                         const std::string& pinned, std::string_view what, const std::string& url);
+
 /// Runs gpgv on `inrelease` (fed on stdin, so an unverified file never lands in the cache) with
 /// `keyring` as the only keyring, and reads its machine-readable status lines rather than its
 /// exit code: a second signature from some unrelated key must neither break nor satisfy the check.
@@ -84,18 +87,31 @@ Checked<std::string> verify_inrelease(const System& sys, const fs::path& keyring
         return {std::nullopt,
                 fmt::format("InRelease at {} is not a single clear-signed message", url)};
     }
+    const auto error =
+        gpgv_verdict(sys, {"gpgv", "--keyring", keyring.string(), "--status-fd", "1", "-"},
+                     inrelease, pinned, "InRelease", url);
+    if (!error.empty()) {
+        return {std::nullopt, error};
+    }
+    return {std::move(text), {}};
+}
+
+/// gpgv's verdict from its status lines, with `keyring` the only keyring: empty when the pinned
+/// key made a valid signature over `data` (fed on stdin), else why not.
+std::string gpgv_verdict(const System& sys, std::vector<std::string> argv, const std::string& data,
+                         const std::string& pinned, std::string_view what, const std::string& url) {
     Command cmd;
-    cmd.argv = {"gpgv", "--keyring", keyring.string(), "--status-fd", "1", "-"};
+    cmd.argv = std::move(argv);
     cmd.timeout = std::chrono::seconds(60);
-    cmd.stdin_data = inrelease;
+    cmd.stdin_data = data;
     const auto r = sys.query(cmd);
     if (r.not_found) {
-        return {std::nullopt, fmt::format("cannot verify {}: gpgv is not installed (Debian and "
-                                          "Ubuntu package 'gpgv')",
-                                          url)};
+        return fmt::format("cannot verify {}: gpgv is not installed (Debian and Ubuntu package "
+                           "'gpgv', EL package 'gnupg2')",
+                           url);
     }
     if (r.timed_out) {
-        return {std::nullopt, fmt::format("cannot verify {}: gpgv timed out", url)};
+        return fmt::format("cannot verify {}: gpgv timed out", url);
     }
     bool valid = false;
     std::string bad;
@@ -136,18 +152,17 @@ Checked<std::string> verify_inrelease(const System& sys, const fs::path& keyring
         }
     }
     if (!bad.empty()) {
-        return {std::nullopt, fmt::format("InRelease at {} has {}", url, bad)};
+        return fmt::format("{} at {} has {}", what, url, bad);
     }
     if (!valid) {
         if (!other_signer.empty()) {
-            return {std::nullopt, fmt::format("InRelease at {} is not signed by the pinned key "
-                                              "{} (signed by {})",
-                                              url, pinned, other_signer)};
+            return fmt::format("{} at {} is not signed by the pinned key {} (signed by {})", what,
+                               url, pinned, other_signer);
         }
-        return {std::nullopt, fmt::format("gpgv found no valid signature on {}: {}", url,
-                                          tail_lines(r.err.empty() ? r.out : r.err, 3))};
+        return fmt::format("gpgv found no valid signature on {}: {}", url,
+                           tail_lines(r.err.empty() ? r.out : r.err, 3));
     }
-    return {std::move(text), {}};
+    return {};
 }
 
 Checked<PackageIndex> checked_packages(const std::string& signed_text, const std::string& body,
@@ -234,6 +249,10 @@ bool is_insecure(const std::string& url) {
     return !starts_with(to_lower(url), "https://");
 }
 
+bool ends_with_gz(const std::string& s) {
+    return s.size() > 3 && s.compare(s.size() - 3, 3, ".gz") == 0;
+}
+
 IndexLoadResult failed(std::string error) {
     IndexLoadResult r;
     r.error = std::move(error);
@@ -318,6 +337,89 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     out.index = std::move(index.value);
     out.key = std::move(key.value);
     out.inrelease = std::move(*inrelease.value);
+    return out;
+}
+
+IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_repo,
+                                       const std::string& cache_dir) {
+    // The same trust chain as apt's, in rpm-md's shape: pinned key → repodata/repomd.xml with
+    // its detached repomd.xml.asc (gpgv against that key alone; dnf's repo_gpgcheck=1 checks the
+    // same signature) → primary.xml.gz by the SHA-256 and size repomd.xml lists.
+    ResolvedRepo repo = pinned_repo;
+    repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
+    if (cache_dir.empty()) {
+        return failed(fmt::format("repository '{}': no cache directory (set HOME or "
+                                  "XDG_CACHE_HOME)",
+                                  repo.name));
+    }
+    for (const auto* url : {&repo.url, &repo.key_url}) {
+        if (is_insecure(*url) && !repo.allow_insecure) {
+            return failed(fmt::format("repository '{}': {} is not https:// (set allow_insecure: "
+                                      "true on this repository to permit it)",
+                                      repo.name, *url));
+        }
+    }
+    auto key_body = fetch_body(sys, repo.key_url);
+    if (!key_body.value) {
+        return failed(key_body.error);
+    }
+    auto key = checked_key(*key_body.value, repo, repo.key_url);
+    if (!key.value) {
+        return failed(key.error);
+    }
+    const auto repomd_url = repo.url + "repodata/repomd.xml";
+    auto repomd = fetch_body(sys, repomd_url);
+    if (!repomd.value) {
+        return failed(repomd.error);
+    }
+    auto signature = fetch_body(sys, repomd_url + ".asc");
+    if (!signature.value) {
+        return failed(signature.error);
+    }
+    const auto dir = fs::path(cache_dir) / repo_cache_subdir(repo);
+    try {
+        // gpgv reads keyrings and detached signatures only from files; neither gains trust by
+        // being written (the key matches the pin, the signature is checked next).
+        sys.write_file_atomic(dir / "key.gpg", key.value->binary, 0644);
+        sys.write_file_atomic(dir / "repomd.xml.asc", *signature.value, 0644);
+        // dnf's view for plan reads the key armored (gpgkey=file://.../key.asc).
+        sys.write_file_atomic(dir / "key.asc", armor_public_key(key.value->binary), 0644);
+    } catch (const Error& e) {
+        return failed(fmt::format("cannot write gpuprov's cache {}: {}", dir.string(), e.what()));
+    }
+    const auto error = gpgv_verdict(sys,
+                                    {"gpgv", "--keyring", (dir / "key.gpg").string(), "--status-fd",
+                                     "1", (dir / "repomd.xml.asc").string(), "-"},
+                                    *repomd.value, repo.key_fingerprint, "repomd.xml", repomd_url);
+    if (!error.empty()) {
+        return failed(error);
+    }
+    const auto entry = repomd_entry(*repomd.value, "primary");
+    if (!entry) {
+        return failed(fmt::format("repomd.xml at {} lists no SHA-256 'primary' file inside the "
+                                  "repository",
+                                  repomd_url));
+    }
+    const auto primary_url = repo.url + entry->location;
+    auto primary =
+        fetch_body(sys, primary_url, std::max<std::size_t>(FetchRequest{}.max_bytes, entry->size));
+    if (!primary.value) {
+        return failed(primary.error);
+    }
+    if (primary.value->size() != entry->size || sha256_hex(*primary.value) != entry->sha256) {
+        return failed(fmt::format("{} does not match the size and SHA-256 repomd.xml lists (a "
+                                  "truncated download, a mirror in mid-sync or a tampered file)",
+                                  primary_url));
+    }
+    const auto xml = ends_with_gz(entry->location) ? gunzip(*primary.value)
+                                                   : std::optional<std::string>(*primary.value);
+    if (!xml) {
+        return failed(fmt::format("{} is not a readable gzip file", primary_url));
+    }
+    IndexLoadResult out;
+    out.index = PackageIndex(parse_primary_xml(*xml));
+    out.key = std::move(key.value);
+    out.inrelease = std::move(*repomd.value); // the signed document, for comparisons
     return out;
 }
 

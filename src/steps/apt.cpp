@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/interrupt.hpp>
+#include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
-#include <mutex>
 #include <spdlog/spdlog.h>
 
 namespace gpuprov {
@@ -16,89 +16,8 @@ constexpr const char* kDpkgStatus = "/var/lib/dpkg/status";
 constexpr const char* kAptLists = "/var/lib/apt/lists";
 constexpr const char* kSourceParts = "/etc/apt/sources.list.d";
 
-// dpkg's status database is read directly: it is the source of truth apt itself reads, and a
-// no-op run must not start apt or dpkg at all.
-struct DpkgEntry {
-    std::string version;
-    std::string want;    ///< install | hold | deinstall | purge
-    std::string state;   ///< installed | half-configured | unpacked | ...
-    std::string depends; ///< Depends and Pre-Depends, joined with ", "
-    std::string provides;
-};
-
-using DpkgDb = std::map<std::string, DpkgEntry, std::less<>>;
-
-DpkgDb parse_dpkg_db(std::string_view status) {
-    DpkgDb db;
-    std::string name;
-    DpkgEntry entry;
-    const auto flush = [&] {
-        if (!name.empty()) {
-            db[name] = std::move(entry);
-        }
-        name.clear();
-        entry = DpkgEntry{};
-    };
-    std::size_t pos = 0;
-    while (pos < status.size()) {
-        auto end = status.find('\n', pos);
-        if (end == std::string_view::npos) {
-            end = status.size();
-        }
-        const auto line = status.substr(pos, end - pos);
-        pos = end + 1;
-        if (line.empty()) {
-            flush();
-        } else if (starts_with(line, "Package: ")) {
-            name = std::string(trim(line.substr(9)));
-        } else if (starts_with(line, "Version: ")) {
-            entry.version = std::string(trim(line.substr(9)));
-        } else if (starts_with(line, "Depends: ") || starts_with(line, "Pre-Depends: ")) {
-            const auto value = trim(line.substr(line.find(':') + 1));
-            entry.depends += entry.depends.empty() ? std::string(value) : ", " + std::string(value);
-        } else if (starts_with(line, "Provides: ")) {
-            entry.provides = std::string(trim(line.substr(10)));
-        } else if (starts_with(line, "Status: ")) {
-            const auto words = split(trim(line.substr(8)), ' ');
-            if (words.size() == 3) {
-                entry.want = words[0];
-                entry.state = words[2];
-            }
-        }
-    }
-    flush();
-    return db;
-}
-
-// Every step asks about a few packages; re-reading a status file of several MiB each time cost
-// more than the rest of `plan`. The parse is kept while the file's stamp is unchanged (dpkg
-// replaces the file on every change).
-const DpkgDb& dpkg_db(const System& sys) {
-    static std::mutex mutex;
-    static std::optional<FileStamp> cached_stamp;
-    static DpkgDb cached;
-    static const DpkgDb empty;
-    const std::lock_guard lock(mutex);
-    const auto stamp = sys.stamp(kDpkgStatus);
-    if (!stamp) {
-        return empty;
-    }
-    if (cached_stamp != stamp) {
-        cached = parse_dpkg_db(sys.read_file(kDpkgStatus).value_or(""));
-        cached_stamp = stamp;
-    }
-    return cached;
-}
-
-std::optional<DpkgEntry> dpkg_entry(const System& sys, std::string_view package) {
-    const auto& db = dpkg_db(sys);
-    const auto it = db.find(package);
-    if (it == db.end()) {
-        return std::nullopt;
-    }
-    return it->second;
-}
-
+// dpkg's database comes from the one reader (gpuprov/package_db.hpp) that facts and doctor use:
+// it is the source of truth apt itself reads, and a no-op run must not start apt or dpkg.
 class Apt final : public PackageManager {
 public:
     [[nodiscard]] std::string_view name() const override { return "apt"; }
@@ -223,50 +142,24 @@ public:
 
     [[nodiscard]] std::optional<std::string> installed(const System& sys,
                                                        std::string_view package) const override {
-        const auto e = dpkg_entry(sys, package);
-        if (!e || e->state != "installed") {
-            return std::nullopt;
-        }
-        return e->version;
+        return dpkg_database(sys).installed_version(package);
     }
 
     [[nodiscard]] bool held(const System& sys, std::string_view package) const override {
-        const auto e = dpkg_entry(sys, package);
-        return e && e->want == "hold";
+        const auto* e = dpkg_database(sys).find(package);
+        return e != nullptr && e->hold;
     }
 
     [[nodiscard]] std::vector<std::string>
     installed_depends(const System& sys, std::string_view package) const override {
-        const auto& db = dpkg_db(sys);
-        const auto it = db.find(package);
-        if (it == db.end() || it->second.state != "installed") {
-            return {};
-        }
-        std::vector<std::string> out;
-        for (const auto& name : dependency_names(it->second.depends)) {
-            const auto dep = db.find(name);
-            if (dep != db.end() && dep->second.state == "installed") {
-                out.push_back(name);
-                continue;
-            }
-            // A virtual name: whichever installed package provides it.
-            for (const auto& [other, e] : db) {
-                if (e.state == "installed" && !e.provides.empty()) {
-                    const auto provided = dependency_names(e.provides);
-                    if (std::find(provided.begin(), provided.end(), name) != provided.end()) {
-                        out.push_back(other);
-                    }
-                }
-            }
-        }
-        return out;
+        return installed_requires(dpkg_database(sys), package);
     }
 
     [[nodiscard]] std::vector<std::string> installed_names(const System& sys) const override {
         std::vector<std::string> out;
-        for (const auto& [name, e] : dpkg_db(sys)) {
-            if (e.state == "installed") {
-                out.push_back(name);
+        for (const auto& e : dpkg_database(sys).records()) {
+            if (e.installed && std::find(out.begin(), out.end(), e.name) == out.end()) {
+                out.push_back(e.name);
             }
         }
         return out;
@@ -409,6 +302,11 @@ std::string apt_list_name(std::string_view uri) {
 std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts) {
     if (facts.os.family == "debian") {
         return std::make_unique<Apt>();
+    }
+    // Only the releases mapped onto NVIDIA's rhel8/rhel9 repositories: Amazon Linux, Fedora
+    // and EL 7/10 are dnf/yum hosts gpuprov does not provision.
+    if (facts.os.family == "rhel" && !facts.os.repo_slug.empty()) {
+        return make_dnf();
     }
     return nullptr;
 }

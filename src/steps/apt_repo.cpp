@@ -1,5 +1,7 @@
 #include "apt_repo.hpp"
 
+#include "dnf_repo.hpp"
+
 #include <array>
 #include <cstring>
 #include <fmt/format.h>
@@ -86,6 +88,9 @@ ManagedFile source_file(const StepContext& ctx, const RepoState& state, const Ap
 } // namespace
 
 bool apt_repo_in_place(const StepContext& ctx, const System& sys, const std::string& repo_name) {
+    if (ctx.facts.os.family == "rhel") {
+        return dnf_repo_in_place(ctx, sys, repo_name);
+    }
     const auto spec = ctx.profile.repositories.find(repo_name);
     if (spec == ctx.profile.repositories.end()) {
         return false;
@@ -173,6 +178,10 @@ void check_apt_repo(const StepContext& ctx, const System& sys, const std::string
             return;
         }
     }
+    if (ctx.facts.os.family == "rhel") {
+        check_dnf_repo(ctx, sys, repo_name, r);
+        return;
+    }
     if (apt_repo_in_place(ctx, sys, repo_name)) {
         const auto lists = apt_lists_state(ctx, sys, repo_name);
         if (lists.current) {
@@ -230,6 +239,10 @@ void refresh_and_check(const StepContext& ctx, System& sys, const PackageManager
 } // namespace
 
 void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo_name) {
+    if (ctx.facts.os.family == "rhel") {
+        apply_dnf_repo(ctx, sys, repo_name);
+        return;
+    }
     if (apt_repo_in_place(ctx, sys, repo_name)) {
         if (!apt_lists_state(ctx, sys, repo_name).current) {
             refresh_and_check(ctx, sys, *make_package_manager(ctx.facts), repo_name);

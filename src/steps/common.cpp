@@ -79,7 +79,7 @@ std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx,
     if (!pm) {
         r.status = StepStatus::blocked;
         r.reason =
-            fmt::format("package installs are implemented for apt hosts (Debian, Ubuntu); "
+            fmt::format("package installs need apt (Debian, Ubuntu) or dnf (the RHEL family); "
                         "this host is {}",
                         ctx.facts.os.pretty_name.empty() ? "unknown" : ctx.facts.os.pretty_name);
     }

@@ -4,6 +4,7 @@
 #include "steps.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <fmt/format.h>
 #include <gpuprov/strings.hpp>
 
@@ -79,6 +80,34 @@ void check_disk(const System& sys, const DiskSpec& want, std::vector<std::string
     }
 }
 
+std::string iso_date(std::chrono::system_clock::time_point t) {
+    const std::chrono::year_month_day d{std::chrono::floor<std::chrono::days>(t)};
+    return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(d.year()),
+                       static_cast<unsigned>(d.month()), static_cast<unsigned>(d.day()));
+}
+
+/// Whether DKMS can build for the running kernel: the build link on every family, and on the
+/// rhel family also the kernel-devel rpm of exactly that kernel (the link alone can dangle).
+bool kernel_build_ready(const HostFacts& f) {
+    if (f.os.family == "rhel") {
+        return f.kernel_headers && f.kernel_devel;
+    }
+    return f.kernel_headers;
+}
+
+/// The packages that provide the running kernel's build tree. RHEL 8/9: NVIDIA's driver guide
+/// ("Red Hat Enterprise Linux", preparation: `dnf install kernel-devel-$(uname -r)
+/// kernel-headers-$(uname -r)`,
+/// https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/); Debian/Ubuntu:
+/// linux-headers-$(uname -r).
+std::vector<PackagePin> kernel_build_packages(const HostFacts& f) {
+    if (f.os.family == "rhel") {
+        return {PackagePin{.name = "kernel-devel-" + f.kernel},
+                PackagePin{.name = "kernel-headers-" + f.kernel}};
+    }
+    return {PackagePin{.name = "linux-headers-" + f.kernel}};
+}
+
 class Preflight final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "preflight"; }
@@ -93,10 +122,9 @@ public:
         const auto& host = ctx.profile.host;
 
         if (f.os.repo_slug.empty() || ctx.matrix.distro(f.os.repo_slug) == nullptr) {
-            blocked.push_back(fmt::format(
-                "unsupported OS '{}' (supported: Ubuntu 20.04/22.04/24.04, Debian 12, RHEL/Rocky "
-                "8/9)",
-                f.os.pretty_name.empty() ? f.os.id : f.os.pretty_name));
+            blocked.push_back(fmt::format("unsupported OS '{}' (supported: {})",
+                                          f.os.pretty_name.empty() ? f.os.id : f.os.pretty_name,
+                                          supported_os_list()));
         } else if (!host.os.empty() &&
                    std::find(host.os.begin(), host.os.end(), f.os.profile_os) == host.os.end()) {
             blocked.push_back(fmt::format("profile allows host.os [{}], this host is {}",
@@ -151,15 +179,19 @@ public:
             r.reason = join(blocked, "; ");
             return r;
         }
-        if (ctx.profile.driver && !f.kernel_headers && !f.kernel.empty()) {
+        if (ctx.profile.driver && !kernel_build_ready(f) && !f.kernel.empty()) {
             auto pm = package_manager_or_block(ctx, r);
             if (!pm) {
                 return r;
             }
             // Headers come from the distribution's own archive, so no NVIDIA pin.
-            plan_installs(r, sys, *pm, {PackagePin{.name = "linux-headers-" + f.kernel}});
+            plan_installs(r, sys, *pm, kernel_build_packages(f));
             r.reason = fmt::format("kernel headers for {} are needed to build the driver module",
                                    f.kernel);
+        }
+        // A CentOS release past its end of life is provisioned, but said so in the plan.
+        if (const auto eol = end_of_life_warning(f.os, iso_date(sys.now())); !eol.empty()) {
+            r.reason = r.reason.empty() ? eol : r.reason + "; " + eol;
         }
         return r;
     }

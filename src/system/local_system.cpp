@@ -193,11 +193,26 @@ std::optional<int> LocalSystem::lock_holder(const fs::path& path) const {
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     const int rc = ::fcntl(fd, F_GETLK, &fl);
-    ::close(fd);
-    if (rc != 0 || fl.l_type == F_UNLCK) {
-        return std::nullopt;
+    if (rc == 0 && fl.l_type != F_UNLCK) {
+        ::close(fd);
+        return static_cast<int>(fl.l_pid);
     }
-    return static_cast<int>(fl.l_pid);
+    // dnf locks with flock(2) on a pid file (dnf/lock.py: /var/lib/dnf/rpmdb_lock.pid), which
+    // F_GETLK cannot see. A shared flock that cannot be had means someone holds it exclusively;
+    // the holder's pid is the file's content. The probe's own lock is dropped at once.
+    std::optional<int> holder;
+    if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) {
+            char buf[24] = {};
+            const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
+            const int pid = n > 0 ? std::atoi(buf) : 0;
+            holder = pid > 0 ? pid : -1;
+        }
+    } else {
+        ::flock(fd, LOCK_UN);
+    }
+    ::close(fd);
+    return holder;
 }
 
 void LocalSystem::write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {

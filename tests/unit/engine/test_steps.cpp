@@ -274,13 +274,77 @@ TEST_F(Steps, CudaRepoBlockedWhenTheSignatureDoesNotCoverTheInRelease) {
     EXPECT_EQ(run.check("cuda-toolkit").status, StepStatus::blocked);
 }
 
-TEST_F(Steps, CudaRepoBlockedOnANonAptHost) {
+/// The test host turned into Rocky 9, serving NVIDIA's rhel9 layout: repomd.xml, its detached
+/// signature (gpgv scripted to accept it with the pinned key) and the real createrepo_c primary.
+void make_el_host(TestHost& host) {
+    host.sys.add_file("/etc/os-release", read_fixture("os/rocky-9/usr/lib/os-release"));
+    const std::string url = "https://mirror.test/cuda/rhel9/x86_64/";
+    host.sys.on_url(url + "repodata/repomd.xml", http_ok(read_fixture("repo/rpm/repomd.xml")));
+    host.sys.on_url(url + "repodata/repomd.xml.asc", http_ok("(detached signature)\n"));
+    const std::string primary =
+        "repodata/7b33d53e4d072310042934c35dea2ac843ae94b09762cac577678bbc3de1f9f4-primary.xml.gz";
+    host.sys.on_url(url + primary,
+                    http_ok(read_fixture("repo/rpm/" + primary.substr(primary.find('/') + 1))));
+    host.sys.on_command_prefix({"gpgv"}, [](const Command& c) {
+        EXPECT_EQ(c.argv.size(), 7u); // keyring, status fd, detached signature, data on stdin
+        const auto f = fingerprint();
+        return CommandResult{.out = "[GNUPG:] NEWSIG\n[GNUPG:] VALIDSIG " + f +
+                                    " 2026-12-02 1796218524 0 4 0 1 10 00 " + f + "\n"};
+    });
+}
+
+TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
     TestHost host;
-    host.sys.add_file("/etc/os-release", read_fixture("os/rhel-9/etc/os-release"));
+    make_el_host(host);
+    StepRunner run(host, profile);
+    ASSERT_EQ(run.facts().os.family, "rhel");
+    const auto r = run.check("cuda-repo");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    std::vector<std::string> targets;
+    for (const auto& c : r.changes) {
+        targets.push_back(c.target);
+    }
+    EXPECT_EQ(targets, (std::vector<std::string>{"/etc/pki/rpm-gpg/gpuprov-cuda.asc",
+                                                 "/etc/yum.repos.d/gpuprov-cuda.repo",
+                                                 "dnf makecache --refresh --repo gpuprov-cuda"}));
+    // The index plan resolves from is the rpm-md one.
+    EXPECT_EQ(run.ctx().repos.repo("cuda").index->newest("nvidia-open")->version,
+              "3:580.95.05-1.el9");
+
+    host.sys.on_command({"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"}, {});
+    run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare);
+    const auto repo = host.sys.file("/etc/yum.repos.d/gpuprov-cuda.repo").value_or("");
+    EXPECT_TRUE(contains(repo, "[gpuprov-cuda]\n")) << repo;
+    EXPECT_TRUE(contains(repo, "baseurl=https://mirror.test/cuda/rhel9/x86_64/\n")) << repo;
+    EXPECT_TRUE(contains(repo, "gpgcheck=1\nrepo_gpgcheck=1\n")) << repo;
+    EXPECT_TRUE(contains(repo, "gpgkey=file:///etc/pki/rpm-gpg/gpuprov-cuda.asc\n")) << repo;
+    const auto key =
+        parse_openpgp_key(host.sys.file("/etc/pki/rpm-gpg/gpuprov-cuda.asc").value_or(""));
+    ASSERT_TRUE(key.key) << key.error;
+    EXPECT_EQ(key.key->fingerprint, fingerprint());
+    EXPECT_FALSE(host.sys.exists("/etc/apt/sources.list.d/gpuprov-cuda.sources"));
+    EXPECT_EQ(run.check("cuda-repo").status, StepStatus::satisfied);
+}
+
+TEST_F(Steps, CudaRepoOnElPutsBothFilesBackWhenTheRefreshFails) {
+    TestHost host;
+    make_el_host(host);
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    host.sys.on_command({"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"},
+                        CommandResult{.exit_code = 1, .err = "Error: Failed to download metadata"});
+    EXPECT_THROW(run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare), Error);
+    EXPECT_FALSE(host.sys.exists("/etc/yum.repos.d/gpuprov-cuda.repo"));
+    EXPECT_FALSE(host.sys.exists("/etc/pki/rpm-gpg/gpuprov-cuda.asc"));
+}
+
+TEST_F(Steps, CudaRepoBlockedOnAHostWithoutAPackageManager) {
+    TestHost host;
+    host.sys.add_file("/etc/os-release", read_fixture("os/amzn-2023/etc/os-release"));
     StepRunner run(host, profile);
     const auto r = run.check("cuda-repo");
     EXPECT_EQ(r.status, StepStatus::blocked);
-    EXPECT_TRUE(contains(r.reason, "implemented for apt hosts")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "apt (Debian, Ubuntu) or dnf")) << r.reason;
 }
 
 // ---- driver ----

@@ -204,7 +204,76 @@ TEST(DetectHost, Rhel9L40SWithDriverSeenInSysfsOnly) {
     EXPECT_EQ(f.cudnn->major, 9);
     EXPECT_EQ(f.cudnn->minor, 2);
     EXPECT_EQ(f.cudnn->header, "/usr/include/cudnn_version.h");
-    EXPECT_TRUE(f.packages.empty()); // rpm database not read yet
+    EXPECT_TRUE(f.packages.empty()); // no rpm database in this tree: rpm is not started
+    ASSERT_FALSE(f.kernel_devel);
+    EXPECT_TRUE(f.module_streams.empty());
+    EXPECT_FALSE(f.epel);
+    EXPECT_EQ(f.selinux, "");
+}
+
+TEST(DetectHost, Alma9RpmPackagesModuleStreamEpelAndSelinux) {
+    FakeSystem sys;
+    sys.load_tree("hosts/alma-9");
+    sys.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
+        return CommandResult{.out = read_fixture("cmd/rpm/qa-el9-570-open.txt")};
+    });
+    const auto f = detect_facts(sys, Matrix::builtin());
+    EXPECT_EQ(f.os.id, "almalinux");
+    EXPECT_EQ(f.os.repo_slug, "rhel9");
+    EXPECT_EQ(f.os.profile_os, "rhel-9");
+    // The rpm database, NVIDIA's packages only, with epochs.
+    EXPECT_EQ(f.packages.at("nvidia-driver"), "3:570.195.03-1.el9");
+    EXPECT_EQ(f.packages.at("kmod-nvidia-open-dkms"), "3:570.195.03-1.el9");
+    EXPECT_EQ(f.packages.at("cuda-toolkit-12-8"), "12.8.1-1");
+    EXPECT_EQ(f.packages.count("dkms"), 0u);
+    // kernel-devel is installed, but for 5.14.0-503.14.1.el9_5, not the running kernel.
+    EXPECT_FALSE(f.kernel_devel);
+    EXPECT_EQ(f.module_streams,
+              (std::map<std::string, std::string>{{"nvidia-driver", "580-open"}}));
+    EXPECT_TRUE(f.epel);
+    EXPECT_EQ(f.selinux, "enforcing");
+    EXPECT_EQ(sys.queries.size(), 1u); // one rpm query, cached for the rest of the run
+}
+
+TEST(DetectHost, KernelDevelMustMatchUnameR) {
+    FakeSystem sys;
+    sys.load_tree("hosts/alma-9");
+    sys.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
+        return CommandResult{.out = "@@\tkernel-devel\t(none)\t5.14.0\t503.14.1.el9_5\tx86_64\n"
+                                    "@@\tkernel-devel\t(none)\t5.14.0\t570.12.1.el9_6\tx86_64\n"
+                                    "@@\tkernel-headers\t(none)\t5.14.0\t570.12.1.el9_6\t"
+                                    "x86_64\n"};
+    });
+    const auto f = detect_facts(sys, Matrix::builtin());
+    EXPECT_TRUE(f.kernel_devel);
+    EXPECT_TRUE(f.kernel_headers_rpm);
+}
+
+TEST(DetectSelinux, ConfigOnlyWhenSelinuxfsIsNotMounted) {
+    EXPECT_EQ(parse_selinux_config("# comment\nSELINUX=permissive\n"), "permissive");
+    EXPECT_EQ(parse_selinux_config("SELINUX=Disabled\n"), "disabled");
+    EXPECT_EQ(parse_selinux_config("SELINUX=bogus\n"), "");
+    FakeSystem sys;
+    sys.add_file("/etc/os-release", read_fixture("os/rocky-9/usr/lib/os-release"));
+    sys.add_file("/etc/selinux/config", "SELINUX=enforcing\n");
+    // Configured on, but no selinuxfs: not running (selinux=0 on the kernel command line).
+    EXPECT_EQ(detect_facts(sys, Matrix::builtin()).selinux, "disabled");
+    sys.add_file("/sys/fs/selinux/enforce", "0");
+    EXPECT_EQ(detect_facts(sys, Matrix::builtin()).selinux, "permissive");
+}
+
+TEST(DnfModules, RealModuleFileAndOtherStates) {
+    EXPECT_EQ(
+        parse_dnf_module_file(read_fixture("cmd/dnf/modules.d/nvidia-driver-580-open.module")),
+        (std::map<std::string, std::string>{{"nvidia-driver", "580-open"}}));
+    // `dnf module reset` leaves state= empty; disabled streams are not enabled.
+    EXPECT_TRUE(parse_dnf_module_file("[nvidia-driver]\nname=nvidia-driver\nstream=\n"
+                                      "profiles=\nstate=\n")
+                    .empty());
+    EXPECT_TRUE(parse_dnf_module_file("[x]\nstream=1\nstate=disabled\n").empty());
+    EXPECT_EQ(parse_dnf_module_file("[a]\nstream=1\nstate=enabled\n[b]\nstate=enabled\n"
+                                    "stream=2\n"),
+              (std::map<std::string, std::string>{{"a", "1"}, {"b", "2"}}));
 }
 
 TEST(DetectHost, Rocky9OsReleaseThroughSymlinkAndNouveauFromProcModules) {

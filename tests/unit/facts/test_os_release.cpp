@@ -207,3 +207,68 @@ TEST(ReadOs, MissingFilesLeaveTheOsEmpty) {
 
 } // namespace
 } // namespace gpuprov
+
+namespace gpuprov {
+namespace {
+
+OsInfo classified_fixture(const std::string& rel) {
+    auto os = parse_os_release(testing::read_fixture(rel));
+    classify_os(os);
+    return os;
+}
+
+TEST(ClassifyOsEl, AlmaOracleAndCentosFixturesMapToRhelRepos) {
+    const auto alma = classified_fixture("os/alma-9/etc/os-release");
+    EXPECT_EQ(alma.repo_slug, "rhel9");
+    EXPECT_EQ(alma.end_of_life, "");
+    const auto ol = classified_fixture("os/oracle-9/etc/os-release");
+    EXPECT_EQ(ol.family, "rhel"); // ID_LIKE="fedora" only, but ID=ol
+    EXPECT_EQ(ol.repo_slug, "rhel9");
+    EXPECT_EQ(ol.profile_os, "rhel-9");
+    const auto stream9 = classified_fixture("os/centos-stream-9/etc/os-release");
+    EXPECT_EQ(stream9.repo_slug, "rhel9");
+    EXPECT_EQ(stream9.profile_os, "rhel-9");
+    EXPECT_EQ(stream9.end_of_life, "2027-05-31");
+    const auto centos8 = classified_fixture("os/centos-8/etc/os-release");
+    EXPECT_EQ(centos8.repo_slug, "rhel8");
+    EXPECT_EQ(centos8.end_of_life, "2021-12-31");
+    auto stream8 = centos8;
+    stream8.pretty_name = "CentOS Stream 8";
+    classify_os(stream8);
+    EXPECT_EQ(stream8.end_of_life, "2024-05-31");
+}
+
+TEST(ClassifyOsEl, EndOfLifeWarningOnlyAfterTheDate) {
+    const auto centos8 = classified_fixture("os/centos-8/etc/os-release");
+    const auto w = end_of_life_warning(centos8, "2026-12-01");
+    EXPECT_NE(w.find("CentOS Linux 8 reached its end of life on 2021-12-31"), std::string::npos)
+        << w;
+    EXPECT_NE(w.find("rhel8"), std::string::npos) << w;
+    const auto stream9 = classified_fixture("os/centos-stream-9/etc/os-release");
+    EXPECT_EQ(end_of_life_warning(stream9, "2026-12-01"), "");
+    EXPECT_NE(end_of_life_warning(stream9, "2027-06-01"), "");
+    EXPECT_EQ(end_of_life_warning(classified_fixture("os/rhel-9/etc/os-release"), "2099-01-01"),
+              "");
+}
+
+TEST(ClassifyOsEl, CentosSevenAndTenStayRefused) {
+    auto c7 = parse_os_release("NAME=\"CentOS Linux\"\nID=\"centos\"\nVERSION_ID=\"7\"\n"
+                               "PRETTY_NAME=\"CentOS Linux 7 (Core)\"\n");
+    classify_os(c7);
+    EXPECT_EQ(c7.repo_slug, "");
+    auto s10 =
+        parse_os_release("ID=\"centos\"\nVERSION_ID=\"10\"\nPRETTY_NAME=\"CentOS Stream 10\"\n");
+    classify_os(s10);
+    EXPECT_EQ(s10.repo_slug, "");
+}
+
+TEST(ClassifyOsEl, SupportedListNamesEveryFamily) {
+    const auto list = supported_os_list();
+    for (const char* name : {"Ubuntu", "Debian", "RHEL", "Rocky Linux", "AlmaLinux", "Oracle Linux",
+                             "CentOS Stream", "CentOS Linux 8"}) {
+        EXPECT_NE(list.find(name), std::string::npos) << name;
+    }
+}
+
+} // namespace
+} // namespace gpuprov

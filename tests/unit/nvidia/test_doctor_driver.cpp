@@ -1,5 +1,8 @@
 #include "doctor_test_util.hpp"
 
+#include <gpuprov/facts.hpp>
+#include <gpuprov/matrix.hpp>
+
 using namespace gpuprov;
 using namespace gpuprov::testing;
 
@@ -106,4 +109,29 @@ TEST(DoctorDriver, OldDkmsFormatForRunningKernelIsFine) {
     h.facts.kernel = "5.11.0-36-generic";
     h.sys.on_command({"dkms", "status"}, answer_ok(read_fixture("cmd/dkms/old-form-460.txt")));
     EXPECT_EQ(find_finding(h.run(), "dkms-module-missing"), nullptr);
+}
+
+TEST(DoctorDriver, ElHostReadsTheRpmDatabase) {
+    // Facts of an AlmaLinux 9 host whose rpm database holds NVIDIA's open driver (real rpm -qa
+    // output): doctor must see the packages rather than report none installed.
+    FakeSystem el;
+    el.load_tree("hosts/alma-9");
+    el.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
+        return CommandResult{.out = read_fixture("cmd/rpm/qa-el9-570-open.txt")};
+    });
+    DoctorHost h;
+    h.facts = detect_facts(el, Matrix::builtin());
+    ASSERT_EQ(h.facts.packages.count("nvidia-driver"), 1u);
+    h.facts.secure_boot = false; // the tree's firmware says on; that finding is another test's
+    h.sys.on_command(smi_query_argv(), answer_missing());
+    const auto findings = h.run();
+    EXPECT_EQ(find_finding(findings, "driver-not-installed"), nullptr);
+    ASSERT_FALSE(findings.empty());
+    bool names_rpm = false;
+    for (const auto& f : findings) {
+        for (const auto& e : f.evidence) {
+            names_rpm = names_rpm || e.excerpt.find("kmod-nvidia-open-dkms") != std::string::npos;
+        }
+    }
+    EXPECT_TRUE(names_rpm) << findings[0].summary;
 }

@@ -166,3 +166,17 @@ TEST(OpenPgp, PrivateKeyBlockIsRefused) {
 TEST(OpenPgp, EmptyInputIsRefused) {
     EXPECT_FALSE(parse_openpgp_key("").key);
 }
+
+TEST(ArmorPublicKey, RoundTripsThroughTheParser) {
+    const auto binary = gpuprov::testing::read_fixture("repo/test-key.gpg");
+    const auto armored = gpuprov::armor_public_key(binary);
+    EXPECT_EQ(armored.rfind("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n", 0), 0u);
+    const auto parsed = gpuprov::parse_openpgp_key(armored);
+    ASSERT_TRUE(parsed.key) << parsed.error;
+    EXPECT_EQ(parsed.key->binary, binary);
+    // A flipped checksum character is caught: the CRC-24 line is real.
+    auto bad = armored;
+    const auto eq = bad.rfind("\n=");
+    bad[eq + 2] = bad[eq + 2] == 'A' ? 'B' : 'A';
+    EXPECT_FALSE(gpuprov::parse_openpgp_key(bad).key);
+}

@@ -1,18 +1,20 @@
-#include <gpuprov/error.hpp>
-#include <gpuprov/local_system.hpp>
-
-#include <gtest/gtest.h>
-
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <gpuprov/error.hpp>
+#include <gpuprov/local_system.hpp>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace gpuprov;
 
 namespace {
 fs::path temp_dir() {
-    auto dir = fs::temp_directory_path() / ("gpuprov-test-" + std::to_string(::getpid()) + "-" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    auto dir = fs::temp_directory_path() /
+               ("gpuprov-test-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;
@@ -72,5 +74,23 @@ TEST(LocalSystem, AtomicWriteUnderRootAndLock) {
     sys.remove_file("/etc/a/b.conf");
     sys.remove_file("/etc/a/b.conf"); // missing is fine
     EXPECT_FALSE(sys.exists("/etc/a/b.conf"));
+    fs::remove_all(dir);
+}
+
+TEST(LocalSystem, LockHolderSeesDnfsFlockedPidFile) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    sys.write_file_atomic("/var/lib/dnf/rpmdb_lock.pid", "4242", 0644);
+    EXPECT_FALSE(sys.lock_holder("/var/lib/dnf/rpmdb_lock.pid"));
+    // dnf/lock.py: os.open(O_CREAT|O_RDWR) then flock(LOCK_EX | LOCK_NB).
+    const int fd = ::open((dir / "var/lib/dnf/rpmdb_lock.pid").c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    EXPECT_EQ(sys.lock_holder("/var/lib/dnf/rpmdb_lock.pid"), 4242);
+    ::flock(fd, LOCK_UN);
+    EXPECT_FALSE(sys.lock_holder("/var/lib/dnf/rpmdb_lock.pid"));
+    // The probe left no lock behind: dnf can take it exclusively again.
+    EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    ::close(fd);
     fs::remove_all(dir);
 }

@@ -1,0 +1,288 @@
+// dnf for the rhel family (RHEL, Rocky Linux, AlmaLinux, Oracle Linux, CentOS 8/9), following
+// NVIDIA's driver installation guide for RHEL 8/9
+// (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/, "Red Hat Enterprise
+// Linux 8/9": kernel-devel-$(uname -r), EPEL's dkms, `dnf module enable nvidia-driver:<stream>`,
+// `dnf install nvidia-open`; "Version locking": `dnf versionlock`) and the CUDA installation
+// guide's network-repository method (`dnf install cuda-toolkit-X-Y`).
+#include <algorithm>
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <gpuprov/error.hpp>
+#include <gpuprov/package_db.hpp>
+#include <gpuprov/package_manager.hpp>
+#include <gpuprov/strings.hpp>
+
+namespace gpuprov {
+
+namespace {
+
+constexpr const char* kVersionlockList = "/etc/dnf/plugins/versionlock.list";
+constexpr const char* kRepoDir = "/etc/yum.repos.d";
+
+/// dnf's "name-[epoch:]version-release" spelling of an exact version (NEVR without arch).
+std::string dnf_spec(const PackagePin& pin) {
+    return pin.version.empty() ? pin.name : pin.name + "-" + pin.version;
+}
+
+/// Package specs go into argv (never a shell), and into `dnf shell`'s script for mixed
+/// transactions, where a newline or space would start a second command: refused there.
+void check_spec(const std::string& s) {
+    if (s.empty() || s.find_first_of(" \t\r\n;'\"\\") != std::string::npos) {
+        throw Error(fmt::format("refusing package spec '{}' (whitespace or quoting)", s));
+    }
+}
+
+class Dnf final : public PackageManager {
+public:
+    [[nodiscard]] std::string_view name() const override { return "dnf"; }
+
+    [[nodiscard]] Command install(const std::vector<PackagePin>& pins,
+                                  const std::vector<std::string>& removals) const override {
+        if (removals.empty()) {
+            // `dnf install` of an exact NEVR installs, upgrades or downgrades to it.
+            std::vector<std::string> argv{"dnf", "install", "-y"};
+            for (const auto& p : pins) {
+                check_spec(dnf_spec(p));
+                argv.push_back(dnf_spec(p));
+            }
+            return transaction(std::move(argv), std::nullopt);
+        }
+        // Installs and removals in one transaction: dnf 4 has no argv form for that; its shell
+        // runs a script of install/remove commands as one transaction on `run`.
+        return transaction({"dnf", "shell", "-y"}, script(pins, removals));
+    }
+
+    [[nodiscard]] PackageTransaction simulate(System& sys,
+                                              const SimulationRequest& req) const override {
+        PackageTransaction t;
+        t.requested = req.installs;
+        t.removals = req.removals;
+        // --assumeno: dnf resolves, prints its table and answers "no"; nothing changes and no
+        // rpm lock is taken. Its exit status is 1 on that path, so success is read from the
+        // output instead.
+        std::vector<std::string> argv{"dnf", "--assumeno"};
+        if (!req.scratch_dir.empty()) {
+            const auto view = make_view(sys, req);
+            argv.insert(argv.end(), view.begin(), view.end());
+        }
+        std::optional<std::string> stdin_data;
+        if (req.removals.empty()) {
+            argv.push_back("install");
+            for (const auto& p : req.installs) {
+                check_spec(dnf_spec(p));
+                argv.push_back(dnf_spec(p));
+            }
+        } else {
+            argv.push_back("shell");
+            stdin_data = script(req.installs, req.removals);
+        }
+        t.simulated_with = display_argv(argv);
+        const auto r = sys.query(
+            {.argv = argv, .timeout = 600s, .stdin_data = stdin_data, .idle_timeout = 300s});
+        if (const auto why = refusal(r); !why.empty()) {
+            t.error = fmt::format("dnf could not resolve the transaction (`{}` exit {}): {}",
+                                  t.simulated_with, r.exit_code, why);
+            return t;
+        }
+        t.actions = parse_dnf_transaction(r.out);
+        // dnf's table names the new version only; the old one is the rpm database's.
+        const auto& db = rpm_database(sys);
+        for (auto& a : t.actions) {
+            if (a.kind == PackageAction::Kind::upgrade ||
+                a.kind == PackageAction::Kind::downgrade ||
+                a.kind == PackageAction::Kind::reinstall) {
+                a.from = db.installed_version(a.name).value_or("");
+            }
+        }
+        return t;
+    }
+
+    [[nodiscard]] Command refresh_source(const std::string& source_file) const override {
+        // gpuprov names each .repo file after the one repository id inside it
+        // (/etc/yum.repos.d/gpuprov-cuda.repo holds [gpuprov-cuda]); --repo limits dnf to it.
+        auto id = std::filesystem::path(source_file).stem().string();
+        return {.argv = {"dnf", "makecache", "--refresh", "--repo", id},
+                .timeout = 900s,
+                .idle_timeout = 300s};
+    }
+
+    [[nodiscard]] Command hold(const std::vector<std::string>& packages) const override {
+        // python3-dnf-plugin-versionlock: locks each name at its installed version.
+        std::vector<std::string> argv{"dnf", "versionlock", "add"};
+        argv.insert(argv.end(), packages.begin(), packages.end());
+        return {.argv = argv, .timeout = 300s};
+    }
+
+    [[nodiscard]] Command unhold(const std::vector<std::string>& packages) const override {
+        std::vector<std::string> argv{"dnf", "versionlock", "delete"};
+        argv.insert(argv.end(), packages.begin(), packages.end());
+        return {.argv = argv, .timeout = 300s};
+    }
+
+    [[nodiscard]] Command repair() const override {
+        // An rpm transaction killed half-way leaves the old and new version of a package both
+        // in the database; dnf removes the older of each pair (dnf(8) "remove --duplicates").
+        return transaction({"dnf", "remove", "-y", "--duplicates"}, std::nullopt);
+    }
+
+    [[nodiscard]] bool interrupted(const System& sys) const override {
+        return !duplicate_packages(rpm_database(sys)).empty();
+    }
+
+    [[nodiscard]] std::vector<std::string> lock_files() const override {
+        // rpm's transaction lock (fcntl) and dnf's own (flock on a pid file; dnf/lock.py).
+        return {"/var/lib/rpm/.rpm.lock", "/var/lib/dnf/rpmdb_lock.pid"};
+    }
+
+    [[nodiscard]] std::optional<std::string> installed(const System& sys,
+                                                       std::string_view package) const override {
+        return rpm_database(sys).installed_version(package);
+    }
+
+    [[nodiscard]] bool held(const System& sys, std::string_view package) const override {
+        const auto* p = rpm_database(sys).find(package);
+        const auto list = sys.read_file(kVersionlockList);
+        return p != nullptr && list && versionlocked(*list, *p);
+    }
+
+    [[nodiscard]] std::vector<std::string>
+    installed_depends(const System& sys, std::string_view package) const override {
+        return installed_requires(rpm_database(sys), package);
+    }
+
+    [[nodiscard]] std::vector<std::string> installed_names(const System& sys) const override {
+        std::vector<std::string> out;
+        for (const auto& p : rpm_database(sys).records()) {
+            if (std::find(out.begin(), out.end(), p.name) == out.end()) {
+                out.push_back(p.name);
+            }
+        }
+        return out;
+    }
+
+private:
+    static std::string script(const std::vector<PackagePin>& pins,
+                              const std::vector<std::string>& removals) {
+        std::string s;
+        if (!pins.empty()) {
+            s += "install";
+            for (const auto& p : pins) {
+                check_spec(dnf_spec(p));
+                s += " " + dnf_spec(p);
+            }
+            s += "\n";
+        }
+        if (!removals.empty()) {
+            s += "remove";
+            for (const auto& r : removals) {
+                check_spec(r);
+                s += " " + r;
+            }
+            s += "\n";
+        }
+        return s + "run\n";
+    }
+
+    /// Why dnf refused, or empty when it resolved. "Operation aborted." is --assumeno's own
+    /// answer; any other "Error:" line, or no table and no "Nothing to do", is a refusal.
+    static std::string refusal(const CommandResult& r) {
+        if (r.timed_out || r.not_found || r.interrupted) {
+            return r.not_found ? "dnf is not installed" : "dnf did not finish";
+        }
+        for (const auto* text : {&r.out, &r.err}) {
+            for (const auto& line : lines(*text)) {
+                const auto t = trim(line);
+                if (starts_with(t, "Error:") && t != "Error: Operation aborted.") {
+                    return tail_lines(r.err.empty() ? r.out : r.err, 12);
+                }
+            }
+        }
+        const bool resolved = r.out.find("Transaction Summary") != std::string::npos ||
+                              r.out.find("Nothing to do") != std::string::npos;
+        return resolved ? std::string() : tail_lines(r.err.empty() ? r.out : r.err, 12);
+    }
+
+    // A private view of dnf's repositories: the system's .repo files as they are, with
+    // gpuprov's from `req.repos` in place of (or beside) them, and a private metadata cache.
+    static std::vector<std::string> make_view(System& sys, const SimulationRequest& req) {
+        const auto repos = req.scratch_dir + "/yum.repos.d";
+        const auto cache = req.scratch_dir + "/cache";
+        sys.make_dirs(repos);
+        sys.make_dirs(cache);
+        for (const auto& old : sys.list_dir(repos)) {
+            sys.remove_file(repos + "/" + old);
+        }
+        for (const auto& name : sys.list_dir(kRepoDir)) {
+            const auto path = std::string(kRepoDir) + "/" + name;
+            const bool replaced =
+                std::any_of(req.repos.begin(), req.repos.end(),
+                            [&](const auto& r) { return r.replaces_source == path; });
+            if (!replaced && name.size() > 5 && name.substr(name.size() - 5) == ".repo") {
+                sys.make_symlink(path, repos + "/" + name);
+            }
+        }
+        for (std::size_t i = 0; i < req.repos.size(); ++i) {
+            sys.write_file_atomic(fmt::format("{}/gpuprov-sim-{}.repo", repos, i),
+                                  req.repos[i].source_text, 0644);
+        }
+        return {"--setopt=reposdir=" + repos, "--setopt=cachedir=" + cache};
+    }
+
+    /// An rpm transaction. The bound is silence, as for dpkg (a DKMS build in %post can take
+    /// minutes, a 3 GB toolkit longer), and a stop request lets it finish.
+    static Command transaction(std::vector<std::string> argv, std::optional<std::string> in) {
+        return {.argv = std::move(argv),
+                .timeout = 6h,
+                .stdin_data = std::move(in),
+                .idle_timeout = 20min,
+                .finish_on_stop = true};
+    }
+};
+
+} // namespace
+
+bool versionlocked(std::string_view list, const InstalledPackage& p) {
+    // Entries are NEVRA globs, "nvidia-open-3:570.195.03-1.el9.*" as `dnf versionlock add`
+    // writes them (tests/fixtures/cmd/dnf/versionlock-570-open.list), or globs such as
+    // "*nvidia*580*" (NVIDIA's guide for RHEL 10). '!' entries are excludes, not locks.
+    const auto evr = split_evr(p.version);
+    const auto nevra =
+        fmt::format("{}-{}:{}-{}.{}", p.name, evr.epoch, evr.version, evr.release, p.arch);
+    for (const auto& raw : lines(list)) {
+        const auto line = std::string(trim(raw));
+        if (line.empty() || line.front() == '#' || line.front() == '!') {
+            continue;
+        }
+        if (fnmatch(line.c_str(), nevra.c_str(), 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::vector<std::string> duplicate_packages(const PackageDb& db) {
+    // Kernels and their devel/modules packages are installed side by side on purpose
+    // (dnf's installonlypkgs); anything else twice under one name and arch was interrupted.
+    const auto installonly = [](const InstalledPackage& p) {
+        return starts_with(p.name, "kernel") ||
+               std::any_of(p.provides.begin(), p.provides.end(),
+                           [](const auto& c) { return starts_with(c, "installonlypkg("); });
+    };
+    std::vector<std::string> out;
+    const auto& r = db.records();
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        for (std::size_t j = i + 1; j < r.size(); ++j) {
+            if (r[i].name == r[j].name && r[i].arch == r[j].arch && !installonly(r[i]) &&
+                std::find(out.begin(), out.end(), r[i].name) == out.end()) {
+                out.push_back(r[i].name);
+            }
+        }
+    }
+    return out;
+}
+
+std::unique_ptr<PackageManager> make_dnf() {
+    return std::make_unique<Dnf>();
+}
+
+} // namespace gpuprov

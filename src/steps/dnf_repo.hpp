@@ -1,0 +1,31 @@
+#pragma once
+// A dnf repository as gpuprov installs it on the rhel family: the fingerprint-checked key,
+// ASCII-armored under /etc/pki/rpm-gpg/, and a .repo file whose one section (id = file stem)
+// checks package signatures (gpgcheck=1) and the signed repodata (repo_gpgcheck=1) against
+// only that key. Never --nogpgcheck. NVIDIA's own cuda-rhelN.repo (reference §2.1) enables
+// gpgcheck only; gpuprov adds repo_gpgcheck because repomd.xml.asc is published.
+#include "common.hpp"
+
+namespace gpuprov::steps {
+
+struct DnfRepoFiles {
+    std::string key;  ///< /etc/pki/rpm-gpg/gpuprov-<name>.asc
+    std::string repo; ///< /etc/yum.repos.d/gpuprov-<name>.repo, section [gpuprov-<name>]
+    std::string id;   ///< gpuprov-<name>
+};
+[[nodiscard]] DnfRepoFiles dnf_repo_files(const std::string& repo_name);
+/// The .repo text; `key_path` is the file gpgkey= names.
+[[nodiscard]] std::string dnf_repo_text(const ResolvedRepo& repo, const std::string& id,
+                                        const std::string& key_path,
+                                        const std::string& profile_name);
+
+/// Key and .repo file in place with the pinned fingerprint and this profile's URL.
+[[nodiscard]] bool dnf_repo_in_place(const StepContext& ctx, const System& sys,
+                                     const std::string& repo_name);
+/// Plans key, .repo file and `dnf makecache --repo <id>`; blocks when the key cannot be had.
+void check_dnf_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
+                    CheckResult& r);
+/// Writes key then .repo, refreshes only that repository; removes what it wrote on failure.
+void apply_dnf_repo(const StepContext& ctx, System& sys, const std::string& repo_name);
+
+} // namespace gpuprov::steps

@@ -1,0 +1,235 @@
+// The dnf backend: argv it builds, dnf's transaction table parsed from real output, holds read
+// from a real versionlock list, interrupted transactions, and the rhel family's choice of it.
+#include "fake_system.hpp"
+
+#include <gpuprov/error.hpp>
+#include <gpuprov/package_manager.hpp>
+#include <gpuprov/transaction.hpp>
+#include <gtest/gtest.h>
+
+namespace gpuprov {
+namespace {
+
+using testing::FakeSystem;
+using testing::read_fixture;
+using Kind = PackageAction::Kind;
+
+PackageAction act(Kind k, std::string name, std::string from, std::string to) {
+    return PackageAction{
+        .kind = k, .name = std::move(name), .from = std::move(from), .to = std::move(to)};
+}
+
+TEST(DnfTable, UpgradesFromRealOutput) {
+    const auto a = parse_dnf_transaction(read_fixture("cmd/dnf/install-upgrade.txt"));
+    // nvidia-driver-cuda-libs stays: nothing in this stand-in set requires its new version.
+    ASSERT_EQ(a.size(), 4u);
+    EXPECT_EQ(a[0], act(Kind::upgrade, "kmod-nvidia-open-dkms", "", "3:580.95.05-1.el9"));
+    EXPECT_EQ(a[3], act(Kind::upgrade, "nvidia-open", "", "3:580.95.05-1.el9"));
+}
+
+TEST(DnfTable, InstallsWithDependencies) {
+    const auto a = parse_dnf_transaction(read_fixture("cmd/dnf/install-fresh-with-deps.txt"));
+    ASSERT_EQ(a.size(), 7u);
+    EXPECT_EQ(a[0], act(Kind::install, "cuda-toolkit-12-8", "", "12.8.1-1"));
+    EXPECT_EQ(a[2], act(Kind::install, "dkms", "", "3.2.1-1.el9")); // "Installing dependencies:"
+    EXPECT_EQ(a[6], act(Kind::install, "nvidia-kmod-common", "", "3:580.95.05-1.el9"));
+}
+
+TEST(DnfTable, DowngradesAndEveryRemovalGroup) {
+    const auto down = parse_dnf_transaction(read_fixture("cmd/dnf/install-downgrade.txt"));
+    ASSERT_EQ(down.size(), 5u);
+    EXPECT_EQ(down[1], act(Kind::downgrade, "nvidia-driver", "", "3:570.195.03-1.el9"));
+
+    const auto rm = parse_dnf_transaction(read_fixture("cmd/dnf/remove-dependents.txt"));
+    ASSERT_EQ(rm.size(), 6u);
+    EXPECT_EQ(rm[0], act(Kind::remove, "nvidia-kmod-common", "3:570.195.03-1.el9", ""));
+    EXPECT_EQ(rm[1], act(Kind::remove, "nvidia-open", "3:570.195.03-1.el9", ""));
+    EXPECT_EQ(rm[2], act(Kind::remove, "dkms", "3.2.1-1.el9", "")); // unused dependency
+}
+
+TEST(DnfTable, LongNamesWrapOntoTheirOwnLine) {
+    const auto a = parse_dnf_transaction(read_fixture("cmd/dnf/shell-install-upgrade-remove.txt"));
+    ASSERT_EQ(a.size(), 6u);
+    EXPECT_EQ(a[0],
+              act(Kind::install, "datacenter-gpu-manager-4-multinode-cuda12", "", "1:4.5.2-1"));
+    EXPECT_EQ(a[1], act(Kind::upgrade, "kmod-nvidia-open-dkms", "", "3:580.95.05-1.el9"));
+    EXPECT_EQ(a[5], act(Kind::remove, "cuda-toolkit-12-8", "12.8.1-1", ""));
+}
+
+TEST(DnfTable, NothingOutsideTheTable) {
+    EXPECT_TRUE(parse_dnf_transaction(read_fixture("cmd/dnf/error-no-match.txt")).empty());
+    EXPECT_TRUE(
+        parse_dnf_transaction("Dependencies resolved.\nNothing to do.\nComplete!\n").empty());
+    // Module stream groups change no package.
+    EXPECT_TRUE(
+        parse_dnf_transaction("Enabling module streams:\n nvidia-driver    580-open\n\n").empty());
+}
+
+class DnfTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        sys.add_file("/var/lib/rpm/rpmdb.sqlite", "db");
+        sys.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
+            return CommandResult{.out = read_fixture("cmd/rpm/qa-el9-570-open.txt")};
+        });
+    }
+    FakeSystem sys;
+    std::unique_ptr<PackageManager> dnf = make_dnf();
+};
+
+TEST_F(DnfTest, InstallsExactVersionsWithoutEverSkippingSignatures) {
+    const auto cmd = dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}, {"kernel-devel", ""}});
+    EXPECT_EQ(cmd.argv,
+              (std::vector<std::string>{"dnf", "install", "-y", "nvidia-open-3:580.95.05-1.el9",
+                                        "kernel-devel"}));
+    EXPECT_TRUE(cmd.finish_on_stop);
+    EXPECT_GT(cmd.idle_timeout.count(), 0);
+    for (const auto& a : cmd.argv) {
+        EXPECT_EQ(a.find("nogpgcheck"), std::string::npos);
+    }
+}
+
+TEST_F(DnfTest, InstallAndRemoveInOneTransactionThroughDnfShell) {
+    const auto cmd = dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}, {"cuda-toolkit-12-8"});
+    EXPECT_EQ(cmd.argv, (std::vector<std::string>{"dnf", "shell", "-y"}));
+    EXPECT_EQ(cmd.stdin_data,
+              "install nvidia-open-3:580.95.05-1.el9\nremove cuda-toolkit-12-8\nrun\n");
+    // A spec cannot smuggle a second shell command.
+    EXPECT_THROW((void)dnf->install({{"a", "1\nremove kernel"}}, {"b"}), Error);
+    EXPECT_THROW((void)dnf->install({{"a b", ""}}), Error);
+}
+
+TEST_F(DnfTest, SimulationIsDnfsOwnResolutionWithOldVersionsFromRpm) {
+    sys.on_command({"dnf", "--assumeno", "install", "nvidia-open-3:580.95.05-1.el9"},
+                   CommandResult{.exit_code = 1,
+                                 .out = read_fixture("cmd/dnf/install-upgrade.txt"),
+                                 .err = "Operation aborted.\n"});
+    const auto t = dnf->simulate(sys, {.installs = {{"nvidia-open", "3:580.95.05-1.el9"}}});
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    ASSERT_EQ(t.actions.size(), 4u);
+    EXPECT_EQ(t.actions[3],
+              act(Kind::upgrade, "nvidia-open", "3:570.195.03-1.el9", "3:580.95.05-1.el9"));
+    EXPECT_TRUE(sys.commands_ran.empty()); // a query, never a change
+}
+
+TEST_F(DnfTest, SimulationRefusalCarriesDnfsError) {
+    sys.on_command({"dnf", "--assumeno", "install", "no-such-package-1.0-1"},
+                   CommandResult{.exit_code = 1,
+                                 .out = "Last metadata expiration check: 0:00:12 ago.\n",
+                                 .err = read_fixture("cmd/dnf/error-no-match.txt")});
+    const auto t = dnf->simulate(sys, {.installs = {{"no-such-package", "1.0-1"}}});
+    EXPECT_NE(t.error.find("Unable to find a match"), std::string::npos) << t.error;
+    EXPECT_TRUE(t.actions.empty());
+}
+
+TEST_F(DnfTest, SimulationWithRemovalsFeedsTheShellScript) {
+    std::optional<std::string> fed;
+    sys.on_command_prefix({"dnf", "--assumeno", "shell"}, [&](const Command& c) {
+        fed = c.stdin_data;
+        return CommandResult{.out = read_fixture("cmd/dnf/shell-install-upgrade-remove.txt"),
+                             .err = "Error: Operation aborted.\n"};
+    });
+    const auto t = dnf->simulate(sys, {.installs = {{"nvidia-open", "3:580.95.05-1.el9"}},
+                                       .removals = {"cuda-toolkit-12-8"}});
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    EXPECT_EQ(fed, "install nvidia-open-3:580.95.05-1.el9\nremove cuda-toolkit-12-8\nrun\n");
+    EXPECT_EQ(t.actions.back(), act(Kind::remove, "cuda-toolkit-12-8", "12.8.1-1", ""));
+}
+
+TEST_F(DnfTest, SimulationViewReplacesTheSystemsRepoFile) {
+    sys.add_file("/etc/yum.repos.d/rocky.repo", "[baseos]\n");
+    sys.add_file("/etc/yum.repos.d/gpuprov-cuda.repo", "[gpuprov-cuda]\nold\n");
+    sys.on_command_prefix({"dnf", "--assumeno"}, [](const Command&) {
+        return CommandResult{.out = "Dependencies resolved.\nNothing to do.\n"};
+    });
+    const auto t = dnf->simulate(
+        sys, {.installs = {{"nvidia-open", ""}},
+              .scratch_dir = "/tmp/sim",
+              .repos = {SimulatedRepo{.replaces_source = "/etc/yum.repos.d/gpuprov-cuda.repo",
+                                      .source_text = "[gpuprov-cuda]\nnew\n"}}});
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    EXPECT_EQ(
+        sys.queries.front(),
+        (std::vector<std::string>{"dnf", "--assumeno", "--setopt=reposdir=/tmp/sim/yum.repos.d",
+                                  "--setopt=cachedir=/tmp/sim/cache", "install", "nvidia-open"}));
+    EXPECT_EQ(sys.read_link("/tmp/sim/yum.repos.d/rocky.repo"),
+              std::filesystem::path("/etc/yum.repos.d/rocky.repo"));
+    EXPECT_FALSE(sys.exists("/tmp/sim/yum.repos.d/gpuprov-cuda.repo"));
+    EXPECT_EQ(sys.file("/tmp/sim/yum.repos.d/gpuprov-sim-0.repo"), "[gpuprov-cuda]\nnew\n");
+}
+
+TEST_F(DnfTest, DatabaseQueriesReadRpm) {
+    EXPECT_EQ(dnf->installed(sys, "nvidia-driver"), "3:570.195.03-1.el9");
+    EXPECT_FALSE(dnf->installed(sys, "cuda-drivers"));
+    auto names = dnf->installed_names(sys);
+    EXPECT_EQ(names.size(), 8u);
+    // The closure a driver hold covers: nvidia-open → nvidia-driver + kmod → common + dkms.
+    EXPECT_EQ(dnf->installed_depends(sys, "nvidia-open"),
+              (std::vector<std::string>{"kmod-nvidia-open-dkms", "nvidia-driver"}));
+    EXPECT_FALSE(dnf->interrupted(sys));
+}
+
+TEST_F(DnfTest, HoldsAreDnfVersionlock) {
+    EXPECT_EQ(
+        dnf->hold({"nvidia-open", "nvidia-driver"}).argv,
+        (std::vector<std::string>{"dnf", "versionlock", "add", "nvidia-open", "nvidia-driver"}));
+    EXPECT_EQ(dnf->unhold({"nvidia-open"}).argv,
+              (std::vector<std::string>{"dnf", "versionlock", "delete", "nvidia-open"}));
+    EXPECT_FALSE(dnf->held(sys, "nvidia-open"));
+    // The list real `dnf versionlock add` wrote for these packages.
+    sys.add_file("/etc/dnf/plugins/versionlock.list",
+                 read_fixture("cmd/dnf/versionlock-570-open.list"));
+    EXPECT_TRUE(dnf->held(sys, "nvidia-open"));
+    EXPECT_TRUE(dnf->held(sys, "nvidia-driver-cuda-libs"));
+    EXPECT_FALSE(dnf->held(sys, "dkms"));
+    EXPECT_FALSE(dnf->held(sys, "cuda-toolkit-12-8"));
+}
+
+TEST(Versionlock, EntriesAreGlobsOverNevra) {
+    const InstalledPackage p{
+        .name = "nvidia-open", .arch = "noarch", .version = "3:580.95.05-1.el9", .installed = true};
+    EXPECT_TRUE(versionlocked("*nvidia*580*\n", p)); // NVIDIA's RHEL 10 form
+    EXPECT_FALSE(versionlocked("*nvidia*570*\n", p));
+    EXPECT_FALSE(versionlocked("!nvidia-open-3:580.95.05-1.el9.*\n", p)); // an exclude
+    EXPECT_FALSE(versionlocked("# nvidia-open-3:580.95.05-1.el9.*\n", p));
+    const InstalledPackage dkms{
+        .name = "dkms", .arch = "noarch", .version = "3.2.1-1.el9", .installed = true};
+    EXPECT_TRUE(versionlocked("dkms-0:3.2.1-1.el9.*\n", dkms)); // no epoch means 0
+}
+
+TEST_F(DnfTest, RefreshesOnlyItsOwnRepoAndWaitsOnRpmsLocks) {
+    EXPECT_EQ(
+        dnf->refresh_source("/etc/yum.repos.d/gpuprov-cuda.repo").argv,
+        (std::vector<std::string>{"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"}));
+    EXPECT_EQ(dnf->lock_files(),
+              (std::vector<std::string>{"/var/lib/rpm/.rpm.lock", "/var/lib/dnf/rpmdb_lock.pid"}));
+    sys.set_lock_holder("/var/lib/rpm/.rpm.lock", 4242, 3);
+    EXPECT_TRUE(wait_for_package_lock(sys, *dnf, std::chrono::seconds(60)));
+    EXPECT_GE(sys.slept.count(), 6000);
+}
+
+TEST(DnfInterrupted, DuplicatesButNotKernels) {
+    const auto db = parse_rpm_query("@@\tnvidia-driver\t3\t570.1\t1.el9\tx86_64\n"
+                                    "@@\tnvidia-driver\t3\t580.1\t1.el9\tx86_64\n"
+                                    "@@\tkernel-devel\t(none)\t5.14.0\t1.el9\tx86_64\n"
+                                    "@@\tkernel-devel\t(none)\t5.14.0\t2.el9\tx86_64\n"
+                                    "@@\tglibc\t(none)\t2.34\t1.el9\ti686\n"
+                                    "@@\tglibc\t(none)\t2.34\t1.el9\tx86_64\n");
+    EXPECT_EQ(duplicate_packages(db), (std::vector<std::string>{"nvidia-driver"}));
+    EXPECT_EQ(make_dnf()->repair().argv,
+              (std::vector<std::string>{"dnf", "remove", "-y", "--duplicates"}));
+}
+
+TEST(PackageManagerChoice, FromTheFacts) {
+    HostFacts f;
+    f.os.family = "rhel";
+    f.os.repo_slug = "rhel9";
+    EXPECT_EQ(make_package_manager(f)->name(), "dnf");
+    f.os.repo_slug.clear(); // Amazon Linux, EL 10: not provisioned
+    EXPECT_EQ(make_package_manager(f), nullptr);
+    f.os.family = "debian";
+    EXPECT_EQ(make_package_manager(f)->name(), "apt");
+}
+
+} // namespace
+} // namespace gpuprov
