@@ -1,0 +1,97 @@
+// Our parsers on outputs other people captured on real machines, copied byte for byte (sources
+// in tests/fixtures/cmd/README.md). Several are cut where the stored copy of the issue ends; the
+// parsers only need the part that is there.
+#include <fake_system.hpp>
+#include <gpuprov/facts.hpp>
+#include <gpuprov/nvidia_smi.hpp>
+#include <gtest/gtest.h>
+
+using namespace gpuprov;
+using gpuprov::testing::read_fixture;
+
+namespace {
+
+struct BannerCase {
+    const char* file;
+    const char* smi;
+    const char* driver;
+    const char* cuda;
+};
+
+} // namespace
+
+TEST(RealCaptures, SmiBannersR550ToR610) {
+    for (const auto& c : {
+             // R550: leptonai/gpud's e2e mock, a whole table with the processes box.
+             BannerCase{"table-550-a10-gpud.txt", "550.127.05", "550.127.05", "12.4"},
+             // R575: three lines only (date, rule, banner), trailing spaces after the date.
+             BannerCase{"banner-575-livepeer.txt", "575.57.08", "575.57.08", "12.9"},
+             BannerCase{"table-580-5090-4090.txt", "580.82.09", "580.82.09", "13.0"},
+             BannerCase{"table-590-rtx6000d.txt", "590.44.01", "590.44.01", "13.1"},
+             BannerCase{"banner-595-club3090.txt", "595.58.03", "595.58.03", "13.2"},
+             // R610: "KMD Version:" and "CUDA UMD Version:" instead of Driver/CUDA Version.
+             BannerCase{"table-610-2x5090.txt", "610.57.04", "610.57.04", "13.3"},
+             BannerCase{"table-610-rtx3080-laptop.txt", "610.43.03", "610.43.03", "13.3"},
+         }) {
+        SCOPED_TRACE(c.file);
+        const auto b = parse_smi_banner(read_fixture(std::string("cmd/nvidia-smi/") + c.file));
+        ASSERT_TRUE(b.has_value());
+        EXPECT_EQ(b->smi_version, c.smi);
+        EXPECT_EQ(b->driver_version, c.driver);
+        EXPECT_EQ(b->cuda_version, c.cuda);
+    }
+}
+
+TEST(RealCaptures, SmiBanner575WithCudaNotAvailable) {
+    // shkhln/libc6-shim#14: the driver answered but CUDA did not, "CUDA Version: N/A". The driver
+    // version is still there; the CUDA version is absent, not "N" or "N/A".
+    const auto b = parse_smi_banner(read_fixture("cmd/nvidia-smi/table-575-rtx5070-cuda-na.txt"));
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->smi_version, "575.64.03");
+    EXPECT_EQ(b->driver_version, "575.64.03");
+    EXPECT_EQ(b->cuda_version, "");
+}
+
+TEST(RealCaptures, SmiTablesAreNotFailures) {
+    for (const char* file : {"table-550-a10-gpud.txt", "table-575-rtx5070-cuda-na.txt",
+                             "table-580-5090-4090.txt", "table-610-2x5090.txt"}) {
+        SCOPED_TRACE(file);
+        EXPECT_EQ(classify_smi_failure(read_fixture(std::string("cmd/nvidia-smi/") + file)),
+                  SmiFailure::none);
+    }
+}
+
+TEST(RealCaptures, NvccReleases) {
+    struct Case {
+        const char* file;
+        const char* release;
+        const char* version;
+    };
+    for (const auto& c :
+         {Case{"cuda-11.1.txt", "11.1", "11.1.105"}, Case{"cuda-11.0.221.txt", "11.0", "11.0.221"},
+          // CUDA 7.5 prints no Build line.
+          Case{"cuda-7.5.txt", "7.5", "7.5.17"}}) {
+        SCOPED_TRACE(c.file);
+        const auto v = parse_nvcc_version(read_fixture(std::string("cmd/nvcc/") + c.file));
+        ASSERT_TRUE(v.has_value());
+        EXPECT_EQ(v->release, c.release);
+        EXPECT_EQ(v->version, c.version);
+    }
+}
+
+TEST(RealCaptures, ProcDriverVersionOpenModules) {
+    // Ubuntu 24.04, nvidia-driver-565-open (nix-community/nixGL#186): NVIDIA's build host
+    // "dvs-builder@U16-A24-9-2" and the build date follow the version.
+    const auto ubuntu = parse_proc_driver_version(
+        read_fixture("cmd/files/proc-driver-version-565-open-ubuntu.txt"));
+    ASSERT_TRUE(ubuntu.has_value());
+    EXPECT_EQ(ubuntu->version, "565.57.01");
+    EXPECT_TRUE(ubuntu->open_module);
+
+    // Arch Linux nvidia-open-dkms (nix-community/nixGL#121): no build date, trailing spaces.
+    const auto arch =
+        parse_proc_driver_version(read_fixture("cmd/files/proc-driver-version-525-open-arch.txt"));
+    ASSERT_TRUE(arch.has_value());
+    EXPECT_EQ(arch->version, "525.60.11");
+    EXPECT_TRUE(arch->open_module);
+}
