@@ -61,6 +61,56 @@ TEST(RealCaptures, SmiTablesAreNotFailures) {
     }
 }
 
+TEST(RealCaptures, TopoHgxH100PastedWithSpaces) {
+    // HazyResearch/ThunderKittens#167: the TABs nvidia-smi prints became spaces when pasted.
+    const auto topo = parse_topo_matrix(read_fixture("cmd/topo/hgx-h100-8gpu-spaces.txt"));
+    ASSERT_TRUE(topo.has_value());
+    ASSERT_EQ(topo->gpus.size(), 8u);
+    EXPECT_EQ(topo->gpus[0], "GPU0");
+    EXPECT_EQ(topo->gpus[7], "GPU7");
+    EXPECT_EQ(topo->links[0][0], "X");
+    EXPECT_EQ(topo->links[0][7], "NV18");
+    EXPECT_EQ(topo->links[7][0], "NV18");
+    EXPECT_EQ(topo->links[7][7], "X");
+    EXPECT_TRUE(all_pairs_nvlink(*topo));
+    EXPECT_TRUE(any_p2p_path(*topo));
+}
+
+TEST(RealCaptures, TopoFivePcieGpusPastedWithSpaces) {
+    // noonghunna/club-3090#46 (driver 580.126.20): two NUMA nodes, no NVLink, no PIX/PXB.
+    const auto topo = parse_topo_matrix(read_fixture("cmd/topo/5gpu-pcie-spaces.txt"));
+    ASSERT_TRUE(topo.has_value());
+    ASSERT_EQ(topo->gpus.size(), 5u);
+    EXPECT_EQ(topo->links[0][1], "SYS");
+    EXPECT_EQ(topo->links[1][2], "PHB");
+    EXPECT_EQ(topo->links[1][3], "NODE");
+    EXPECT_EQ(topo->links[4][3], "PHB");
+    EXPECT_EQ(topo->links[4][4], "X");
+    EXPECT_FALSE(all_pairs_nvlink(*topo));
+    EXPECT_FALSE(any_p2p_path(*topo));
+}
+
+TEST(RealCaptures, TopoTwoGpusPhbPastedWithSpaces) {
+    // noonghunna/club-3090#104 (driver 595.58.03).
+    const auto topo = parse_topo_matrix(read_fixture("cmd/topo/2gpu-phb-spaces.txt"));
+    ASSERT_TRUE(topo.has_value());
+    ASSERT_EQ(topo->gpus.size(), 2u);
+    EXPECT_EQ(topo->links[0][1], "PHB");
+    EXPECT_EQ(topo->links[1][0], "PHB");
+    EXPECT_FALSE(all_pairs_nvlink(*topo));
+    EXPECT_FALSE(any_p2p_path(*topo));
+}
+
+TEST(RealCaptures, TopoSingleGpuWithTabsAndEmptyCells) {
+    // Project-HAMi/HAMi#99: one Tesla P4, TABs kept, NUMA Affinity N/A, doubled TABs.
+    const auto topo = parse_topo_matrix(read_fixture("cmd/topo/1gpu-tesla-p4-tabs.txt"));
+    ASSERT_TRUE(topo.has_value());
+    ASSERT_EQ(topo->gpus.size(), 1u);
+    EXPECT_EQ(topo->links[0][0], "X");
+    EXPECT_FALSE(all_pairs_nvlink(*topo));
+    EXPECT_FALSE(any_p2p_path(*topo));
+}
+
 TEST(RealCaptures, NvccReleases) {
     struct Case {
         const char* file;
