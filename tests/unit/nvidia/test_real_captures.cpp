@@ -27,6 +27,8 @@ TEST(RealCaptures, SmiBannersR550ToR610) {
              // R575: three lines only (date, rule, banner), trailing spaces after the date.
              BannerCase{"banner-575-livepeer.txt", "575.57.08", "575.57.08", "12.9"},
              BannerCase{"table-580-5090-4090.txt", "580.82.09", "580.82.09", "13.0"},
+             // Processes listed, and no blank line between the GPU and processes boxes.
+             BannerCase{"table-580-rtx5090-laptop.txt", "580.65.06", "580.65.06", "13.0"},
              BannerCase{"table-590-rtx6000d.txt", "590.44.01", "590.44.01", "13.1"},
              BannerCase{"banner-595-club3090.txt", "595.58.03", "595.58.03", "13.2"},
              // R610: "KMD Version:" and "CUDA UMD Version:" instead of Driver/CUDA Version.
