@@ -54,6 +54,16 @@ TEST(RealCaptures, SmiBanner575WithCudaNotAvailable) {
     EXPECT_EQ(b->cuda_version, "");
 }
 
+TEST(RealCaptures, SmiBannerUnderWslHasTheWindowsDriverVersion) {
+    // feuyeux/hello-ai: under WSL nvidia-smi is the Linux build (555.42.06) while the driver is
+    // the Windows one (555.97); the driver version is the one after "Driver Version:".
+    const auto b = parse_smi_banner(read_fixture("cmd/nvidia-smi/banner-555-wsl.txt"));
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->smi_version, "555.42.06");
+    EXPECT_EQ(b->driver_version, "555.97");
+    EXPECT_EQ(b->cuda_version, "12.5");
+}
+
 TEST(RealCaptures, SmiTablesAreNotFailures) {
     for (const char* file : {"table-550-a10-gpud.txt", "table-575-rtx5070-cuda-na.txt",
                              "table-580-5090-4090.txt", "table-610-2x5090.txt"}) {
@@ -120,7 +130,8 @@ TEST(RealCaptures, NvccReleases) {
         const char* version;
     };
     for (const auto& c :
-         {Case{"cuda-11.1.txt", "11.1", "11.1.105"}, Case{"cuda-11.0.221.txt", "11.0", "11.0.221"},
+         {Case{"cuda-12.5.txt", "12.5", "12.5.82"}, Case{"cuda-11.5.txt", "11.5", "11.5.119"},
+          Case{"cuda-11.1.txt", "11.1", "11.1.105"}, Case{"cuda-11.0.221.txt", "11.0", "11.0.221"},
           // CUDA 7.5 prints no Build line.
           Case{"cuda-7.5.txt", "7.5", "7.5.17"}}) {
         SCOPED_TRACE(c.file);
