@@ -24,6 +24,9 @@ TEST(RealCaptures, SmiBannersR550ToR610) {
     for (const auto& c : {
              // R550: leptonai/gpud's e2e mock, a whole table with the processes box.
              BannerCase{"table-550-a10-gpud.txt", "550.127.05", "550.127.05", "12.4"},
+             BannerCase{"table-550-rtx4070.txt", "550.40.07", "550.40.07", "12.4"},
+             // A two-part driver version.
+             BannerCase{"table-550-tesla-p4.txt", "550.135", "550.135", "12.4"},
              // R575: three lines only (date, rule, banner), trailing spaces after the date.
              BannerCase{"banner-575-livepeer.txt", "575.57.08", "575.57.08", "12.9"},
              BannerCase{"table-580-5090-4090.txt", "580.82.09", "580.82.09", "13.0"},
@@ -51,6 +54,16 @@ TEST(RealCaptures, SmiBanner575WithCudaNotAvailable) {
     ASSERT_TRUE(b.has_value());
     EXPECT_EQ(b->smi_version, "575.64.03");
     EXPECT_EQ(b->driver_version, "575.64.03");
+    EXPECT_EQ(b->cuda_version, "");
+}
+
+TEST(RealCaptures, SmiBannerR331HasNoCudaVersion) {
+    // cBio/cbio-cluster#38: driver 331 printed no CUDA version at all, and the banner box is
+    // narrower than the table under it.
+    const auto b = parse_smi_banner(read_fixture("cmd/nvidia-smi/table-331-gtx680-no-cuda.txt"));
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->smi_version, "331.62");
+    EXPECT_EQ(b->driver_version, "331.62");
     EXPECT_EQ(b->cuda_version, "");
 }
 
