@@ -63,7 +63,8 @@ struct TopoMatrix {
     std::vector<std::vector<std::string>> links; ///< links[i][j]: "X", "NV18", "PIX", "SYS", ...
 };
 /// nullopt when no GPU header row is found. NIC columns, affinity columns and the legend
-/// are ignored; both the old (no NUMA columns) and new layouts parse.
+/// are ignored; both the old (no NUMA columns) and new layouts parse, with TABs as nvidia-smi
+/// prints them or with spaces as pasted from a terminal.
 [[nodiscard]] std::optional<TopoMatrix> parse_topo_matrix(std::string_view output);
 /// Whether every pair of distinct GPUs is joined by NVLink (an `NV#` cell).
 [[nodiscard]] bool all_pairs_nvlink(const TopoMatrix& topo);

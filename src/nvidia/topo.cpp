@@ -15,11 +15,42 @@ bool is_nvlink(std::string_view cell) {
            cell.substr(2).find_first_not_of("0123456789") == std::string_view::npos;
 }
 
+bool is_blank(char c) {
+    return c == ' ' || c == '\t';
+}
+
 // Cells are TAB separated; the self cell is " X " and the affinity columns may be empty.
+// Captures pasted from a terminal often have the TABs turned into spaces: a line without a TAB
+// is split on runs of blanks, and one that starts with a blank (the header row) gets the empty
+// first cell the TAB form has. The GPU×GPU cells never contain a blank, so they come out the
+// same either way; only the affinity columns after them ("CPU Affinity") are split further.
 std::vector<std::string> cells(std::string_view line) {
     std::vector<std::string> out;
-    for (const auto& c : split(line, '\t')) {
-        out.emplace_back(trim(c));
+    if (line.find('\t') != std::string_view::npos) {
+        for (const auto& c : split(line, '\t')) {
+            out.emplace_back(trim(c));
+        }
+        return out;
+    }
+    if (trim(line).empty()) {
+        return out;
+    }
+    if (is_blank(line.front())) {
+        out.emplace_back();
+    }
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && is_blank(line[i])) {
+            ++i;
+        }
+        auto end = i;
+        while (end < line.size() && !is_blank(line[end])) {
+            ++end;
+        }
+        if (end > i) {
+            out.emplace_back(line.substr(i, end - i));
+        }
+        i = end;
     }
     return out;
 }
