@@ -200,25 +200,11 @@ void check_apt_repo(const StepContext& ctx, const System& sys, const std::string
             "refresh this repository's index only: " + lists.why));
         return;
     }
-    const auto& state = ctx.repos.repo(repo_name);
-    if (!state.key) {
-        r.status = StepStatus::blocked;
-        r.reason = fmt::format("repository '{}': {}", repo_name,
-                               state.error.empty() ? "not defined in the profile" : state.error);
-        return;
-    }
     const auto files = apt_repo_files(repo_name);
-    if (r.status == StepStatus::satisfied) {
-        r.status = StepStatus::pending;
-    }
-    r.changes.push_back(Change{.kind = Change::Kind::file,
-                               .target = files.keyring,
-                               .detail = fmt::format("OpenPGP key {} from {} (fingerprint checked)",
-                                                     state.key->fingerprint, state.repo.key_url)});
-    r.changes.push_back(file_change(sys, source_file(ctx, state, files)));
-    r.changes.push_back(
-        command_change(make_package_manager(ctx.facts)->refresh_source(files.source),
-                       "refresh this repository's index only"));
+    plan_repository_write(
+        ctx, sys, repo_name, files.keyring,
+        [&](const RepoState& state) { return source_file(ctx, state, files); },
+        "refresh this repository's index only", r);
 }
 
 namespace {

@@ -178,4 +178,28 @@ std::string cuda_dash(const std::string& version) {
     return replace_all(version, ".", "-");
 }
 
+void plan_repository_write(const StepContext& ctx, const System& sys, const std::string& repo_name,
+                           const std::string& key_path,
+                           const std::function<ManagedFile(const RepoState&)>& config,
+                           const std::string& refresh_why, CheckResult& r) {
+    const auto& state = ctx.repos.repo(repo_name);
+    if (!state.key) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("repository '{}': {}", repo_name,
+                               state.error.empty() ? "not defined in the profile" : state.error);
+        return;
+    }
+    if (r.status == StepStatus::satisfied) {
+        r.status = StepStatus::pending;
+    }
+    r.changes.push_back(Change{.kind = Change::Kind::file,
+                               .target = key_path,
+                               .detail = fmt::format("OpenPGP key {} from {} (fingerprint checked)",
+                                                     state.key->fingerprint, state.repo.key_url)});
+    const auto file = config(state);
+    r.changes.push_back(file_change(sys, file));
+    r.changes.push_back(
+        command_change(make_package_manager(ctx.facts)->refresh_source(file.path), refresh_why));
+}
+
 } // namespace gpuprov::steps

@@ -2,6 +2,7 @@
 #include <chrono>
 // Helpers shared by the steps: managed files with backups and diffs, package pins from a
 // repository index, systemd unit enabling.
+#include <functional>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/step.hpp>
 #include <gpuprov/units.hpp>
@@ -29,6 +30,14 @@ void restore_managed(System& sys, const std::string& path);
 [[nodiscard]] Change note(std::string text);
 /// "2026-12" (UTC) for comparing with the matrix's end-of-life months.
 [[nodiscard]] std::string year_month(std::chrono::system_clock::time_point when);
+
+/// What writing a repository in place plans, the same for apt and dnf: blocked without a
+/// fingerprint-checked key; otherwise the key file, the source file `config` makes from the
+/// verified state (with its diff), and the refresh of that one source.
+void plan_repository_write(const StepContext& ctx, const System& sys, const std::string& repo_name,
+                           const std::string& key_path,
+                           const std::function<ManagedFile(const RepoState&)>& config,
+                           const std::string& refresh_why, CheckResult& r);
 
 /// The package manager for this host, or nullptr; sets `r` blocked with the reason when none.
 [[nodiscard]] std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx,

@@ -63,25 +63,14 @@ void check_dnf_repo(const StepContext& ctx, const System& sys, const std::string
     if (dnf_repo_in_place(ctx, sys, repo_name)) {
         return;
     }
-    const auto& state = ctx.repos.repo(repo_name);
-    if (!state.key) {
-        r.status = StepStatus::blocked;
-        r.reason = fmt::format("repository '{}': {}", repo_name,
-                               state.error.empty() ? "not defined in the profile" : state.error);
-        return;
-    }
     const auto files = dnf_repo_files(repo_name);
-    if (r.status == StepStatus::satisfied) {
-        r.status = StepStatus::pending;
-    }
-    r.changes.push_back(Change{.kind = Change::Kind::file,
-                               .target = files.key,
-                               .detail = fmt::format("OpenPGP key {} from {} (fingerprint checked)",
-                                                     state.key->fingerprint, state.repo.key_url)});
-    r.changes.push_back(file_change(
-        sys, {files.repo, dnf_repo_text(state.repo, files.id, files.key, ctx.profile.name)}));
-    r.changes.push_back(command_change(make_package_manager(ctx.facts)->refresh_source(files.repo),
-                                       "refresh this repository's metadata only"));
+    plan_repository_write(
+        ctx, sys, repo_name, files.key,
+        [&](const RepoState& state) {
+            return ManagedFile{files.repo,
+                               dnf_repo_text(state.repo, files.id, files.key, ctx.profile.name)};
+        },
+        "refresh this repository's metadata only", r);
 }
 
 void apply_dnf_repo(const StepContext& ctx, System& sys, const std::string& repo_name) {
