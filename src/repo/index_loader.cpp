@@ -10,6 +10,7 @@
 #include <gpuprov/error.hpp>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
+#include <optional>
 
 namespace gpuprov {
 
@@ -259,6 +260,24 @@ IndexLoadResult failed(std::string error) {
     return r;
 }
 
+/// What stops a repository before anything is downloaded, apt's or dnf's alike: nowhere to
+/// keep the verified copy, or a plain-http URL the profile did not allow.
+std::optional<std::string> refuse_before_download(const ResolvedRepo& repo,
+                                                  const std::string& cache_dir) {
+    if (cache_dir.empty()) {
+        return fmt::format("repository '{}': no cache directory (set HOME or XDG_CACHE_HOME)",
+                           repo.name);
+    }
+    for (const auto* url : {&repo.url, &repo.key_url}) {
+        if (is_insecure(*url) && !repo.allow_insecure) {
+            return fmt::format("repository '{}': {} is not https:// (set allow_insecure: true on "
+                               "this repository to permit it)",
+                               repo.name, *url);
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
@@ -267,17 +286,8 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     // to what gpgv reports however it was written.
     ResolvedRepo repo = pinned_repo;
     repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
-    if (cache_dir.empty()) {
-        return failed(fmt::format("repository '{}': no cache directory (set HOME or "
-                                  "XDG_CACHE_HOME)",
-                                  repo.name));
-    }
-    for (const auto* url : {&repo.url, &repo.key_url}) {
-        if (is_insecure(*url) && !repo.allow_insecure) {
-            return failed(fmt::format("repository '{}': {} is not https:// (set allow_insecure: "
-                                      "true on this repository to permit it)",
-                                      repo.name, *url));
-        }
+    if (auto refused = refuse_before_download(repo, cache_dir)) {
+        return failed(*refused);
     }
     const auto paths = cache_paths(cache_dir, repo);
     if (auto cached = from_cache(sys, repo, paths, max_age)) {
@@ -347,17 +357,8 @@ IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_r
     // same signature) → primary.xml.gz by the SHA-256 and size repomd.xml lists.
     ResolvedRepo repo = pinned_repo;
     repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
-    if (cache_dir.empty()) {
-        return failed(fmt::format("repository '{}': no cache directory (set HOME or "
-                                  "XDG_CACHE_HOME)",
-                                  repo.name));
-    }
-    for (const auto* url : {&repo.url, &repo.key_url}) {
-        if (is_insecure(*url) && !repo.allow_insecure) {
-            return failed(fmt::format("repository '{}': {} is not https:// (set allow_insecure: "
-                                      "true on this repository to permit it)",
-                                      repo.name, *url));
-        }
+    if (auto refused = refuse_before_download(repo, cache_dir)) {
+        return failed(*refused);
     }
     auto key_body = fetch_body(sys, repo.key_url);
     if (!key_body.value) {
