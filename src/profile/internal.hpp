@@ -45,4 +45,8 @@ void check_combinations(const Profile& profile, const Matrix& matrix);
 
 [[noreturn]] void fail(const SourcePos& at, const std::string& message);
 
+/// Bounds on profile input (hostile files are refused before they cost memory or time).
+inline constexpr std::size_t kMaxProfileBytes = 1u << 20; ///< 1 MiB
+inline constexpr int kMaxProfileDepth = 16;
+
 } // namespace gpuprov::profile_detail

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
@@ -63,14 +64,28 @@ struct Source {
 };
 
 std::optional<std::string> read_file(const std::string& path, std::string& error) {
+    // A profile is a small regular file: /dev/zero, a FIFO or a 4 GB file is refused before a
+    // byte of it is held in memory.
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (!ec && fs::exists(status) && !fs::is_regular_file(status)) {
+        error = "not a regular file (a profile is a YAML file)";
+        return std::nullopt;
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         error = std::strerror(errno);
         return std::nullopt;
     }
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
+    std::string text(kMaxProfileBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxProfileBytes) {
+        error = fmt::format("larger than {} KiB; a profile is a few hundred bytes",
+                            kMaxProfileBytes / 1024);
+        return std::nullopt;
+    }
+    return text;
 }
 
 Source builtin_source(const EmbeddedFile& f) {

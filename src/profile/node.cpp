@@ -2,7 +2,10 @@
 #include "internal.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <sstream>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace gpuprov::profile_detail {
@@ -112,8 +115,68 @@ Node* Node::find(std::string_view key) {
     return it == map.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+/// Profiles are plain trees: a first pass over yaml-cpp's events, before any node is built,
+/// refuses anchors and aliases (a nine-line alias bomb expands to gigabytes when the tree is
+/// copied) and nesting deeper than any schema key needs. Linear in the text.
+class PlainTreeCheck final : public YAML::EventHandler {
+public:
+    explicit PlainTreeCheck(const std::string& source) : m_source(source) {}
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { no_anchor(mark, anchor); }
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+        fail(at(mark, m_source), "YAML aliases (*name) are not allowed in a profile; write the "
+                                 "value out, or share it with extends:");
+    }
+    void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  const std::string&) override {
+        no_anchor(mark, anchor);
+    }
+    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                         YAML::EmitterStyle::value) override {
+        open(mark, anchor);
+    }
+    void OnSequenceEnd() override { --m_depth; }
+    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                    YAML::EmitterStyle::value) override {
+        open(mark, anchor);
+    }
+    void OnMapEnd() override { --m_depth; }
+
+private:
+    void no_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) const {
+        if (anchor != YAML::NullAnchor) {
+            fail(at(mark, m_source), "YAML anchors (&name) are not allowed in a profile; write "
+                                     "the value out, or share it with extends:");
+        }
+    }
+    void open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+        no_anchor(mark, anchor);
+        if (++m_depth > kMaxProfileDepth) {
+            fail(at(mark, m_source),
+                 fmt::format("nested deeper than {} levels; no profile key needs that",
+                             kMaxProfileDepth));
+        }
+    }
+    const std::string& m_source;
+    int m_depth = 0;
+};
+
+} // namespace
+
 Node parse_yaml(std::string_view text, const std::string& source) {
     refuse_tab_indentation(text, source);
+    try {
+        std::istringstream in{std::string(text)};
+        YAML::Parser parser(in);
+        PlainTreeCheck check(source);
+        while (parser.HandleNextDocument(check)) {
+        }
+    } catch (const YAML::ParserException& e) {
+        fail(at(e.mark, source), "YAML syntax error: " + e.msg + syntax_hint(e.msg));
+    }
     YAML::Node root;
     try {
         root = YAML::Load(std::string(text));
