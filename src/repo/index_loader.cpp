@@ -67,6 +67,15 @@ Checked<OpenPgpKey> checked_key(std::string_view data, const ResolvedRepo& repo,
     return {std::move(parsed.key), {}};
 }
 
+/// The key at `repo.key_url`, downloaded and checked against the pinned fingerprint.
+Checked<OpenPgpKey> fetch_pinned_key(const System& sys, const ResolvedRepo& repo) {
+    auto body = fetch_body(sys, repo.key_url);
+    if (!body.value) {
+        return {std::nullopt, body.error};
+    }
+    return checked_key(*body.value, repo, repo.key_url);
+}
+
 std::string upper(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
                    [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -294,11 +303,7 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
         return std::move(*cached);
     }
 
-    auto key_body = fetch_body(sys, repo.key_url);
-    if (!key_body.value) {
-        return failed(key_body.error);
-    }
-    auto key = checked_key(*key_body.value, repo, repo.key_url);
+    auto key = fetch_pinned_key(sys, repo);
     if (!key.value) {
         return failed(key.error);
     }
@@ -360,11 +365,7 @@ IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_r
     if (auto refused = refuse_before_download(repo, cache_dir)) {
         return failed(*refused);
     }
-    auto key_body = fetch_body(sys, repo.key_url);
-    if (!key_body.value) {
-        return failed(key_body.error);
-    }
-    auto key = checked_key(*key_body.value, repo, repo.key_url);
+    auto key = fetch_pinned_key(sys, repo);
     if (!key.value) {
         return failed(key.error);
     }
