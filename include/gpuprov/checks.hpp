@@ -31,6 +31,18 @@ struct VerifyInput {
 [[nodiscard]] std::vector<CheckOutcome> check_container_toolkit(const VerifyInput&, const System&);
 [[nodiscard]] std::vector<CheckOutcome> check_fabric_manager(const VerifyInput&, const System&);
 [[nodiscard]] std::vector<CheckOutcome> check_persistence(const VerifyInput&, const System&);
+/// HCAs with RDMA devices, InfiniBand ports ACTIVE at the profile's rate, `ibv_devinfo -l`,
+/// GPUDirect RDMA (DMA-BUF prerequisites or nvidia_peermem loaded), /etc/nccl.conf.
+[[nodiscard]] std::vector<CheckOutcome> check_infiniband(const VerifyInput&, const System&);
+/// "mlx5_0:1" for every port whose link layer is InfiniBand (not RoCE), in device order: what
+/// NCCL_IB_HCA names.
+[[nodiscard]] std::vector<std::string> infiniband_ports_for_nccl(const HostFacts& facts);
+/// DMA-BUF GPUDirect RDMA works here: the loaded module is the open one, on Linux 5.12+.
+[[nodiscard]] bool dmabuf_possible(const HostFacts& facts);
+/// The profile's GPUDirect RDMA mode with `auto` decided for this host.
+[[nodiscard]] GpuDirectMode gpudirect_mode(const Profile& profile, const HostFacts& facts);
+/// Device names from rdma-core's `ibv_devinfo -l` ("2 HCAs found:" then one name per line).
+[[nodiscard]] std::vector<std::string> parse_ibv_devinfo_list(std::string_view out);
 /// Every check the profile implies, in step order (what `gpuprov verify` prints). Checks of
 /// steps in the profile's `steps.skip` are left out.
 [[nodiscard]] std::vector<CheckOutcome> verify_profile(const VerifyInput&, const System&);

@@ -45,6 +45,29 @@ struct PciGpu {
     bool nvswitch_system = false; ///< SXM part that is deployed with NVSwitch (fabric manager)
 };
 
+/// One port of an RDMA device, from /sys/class/infiniband/<dev>/ports/<n>/ (values as the
+/// kernel prints them: state "4: ACTIVE", rate "200 Gb/sec (4X HDR)", link_layer "InfiniBand").
+struct IbPort {
+    int number = 0;
+    std::string state;      ///< "ACTIVE", "DOWN", "INIT", "ARMED"; the number dropped
+    std::string phys_state; ///< "LinkUp", "Polling", "Disabled"
+    std::string rate;       ///< the kernel's text, "200 Gb/sec (4X HDR)"
+    double rate_gbps = 0;   ///< 200; 0 when the text has no number
+    std::string link_layer; ///< "InfiniBand" or "Ethernet" (RoCE)
+};
+
+/// An RDMA device (/sys/class/infiniband/<name>): mlx5_0, with the PCI function behind it.
+struct IbDevice {
+    std::string name;
+    std::string pci_address; ///< "0000:0c:00.0"; empty when the device link is missing
+    std::vector<IbPort> ports;
+};
+
+/// "4: ACTIVE" → "ACTIVE" (the state and phys_state files); a value without the number as is.
+[[nodiscard]] std::string parse_ib_state(std::string_view text);
+/// "200 Gb/sec (4X HDR)" → 200, "2.5 Gb/sec (1X SDR)" → 2.5; 0 when the text is not a rate.
+[[nodiscard]] double parse_ib_rate_gbps(std::string_view text);
+
 struct LoadedDriver {
     std::string version;      ///< "580.126.09"
     bool open_module = false; ///< "Open Kernel Module" in /proc/driver/nvidia/version
@@ -69,6 +92,11 @@ struct HostFacts {
     std::string kernel;       ///< running kernel release (/proc/sys/kernel/osrelease)
     std::vector<PciGpu> gpus; ///< NVIDIA display/3D controllers (class 0x03xx) only
     int nvswitch_count = 0;   ///< NVIDIA PCI bridges (NVSwitch), class 0x0680
+    /// PCI functions of class 0x0207 (InfiniBand controller), any vendor, whether or not an
+    /// RDMA driver is bound: a ConnectX HCA shows here before rdma-core is installed.
+    std::vector<std::string> ib_hca_pci;
+    std::vector<IbDevice> infiniband; ///< RDMA devices the kernel registered
+    bool peermem_loaded = false;      ///< /sys/module/nvidia_peermem: GPUDirect RDMA
     bool nouveau_loaded = false;
     std::optional<bool> secure_boot; ///< nullopt: not a UEFI boot or efivars not readable
     std::optional<LoadedDriver> driver;

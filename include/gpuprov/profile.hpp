@@ -83,6 +83,23 @@ struct ContainerSpec {
     std::string runtime = "docker"; ///< docker | containerd | crio
 };
 
+/// How GPU memory is registered with the HCA (GPUDirect RDMA). NVIDIA recommends DMA-BUF (the
+/// kernel's buffer sharing: open kernel modules, Linux 5.12+) over the legacy nvidia-peermem
+/// module, which needs MLNX_OFED/DOCA-OFED's peer-memory API (GPU Operator docs, "GPUDirect
+/// RDMA and GPUDirect Storage").
+enum class GpuDirectMode { automatic, dmabuf, peermem, off };
+
+/// infiniband: multi-node NCCL over InfiniBand: the distro's rdma-core and verbs tools,
+/// GPUDirect RDMA and /etc/nccl.conf naming the InfiniBand ports.
+struct InfinibandSpec {
+    bool required = true;             ///< no HCA blocks the plan; false: the step is skipped
+    int min_active_ports = 1;         ///< InfiniBand-link-layer ports that must be ACTIVE
+    std::optional<int> min_rate_gbps; ///< every ACTIVE InfiniBand port at least this fast
+    /// auto: DMA-BUF with the open flavor on Linux 5.12+, else nvidia-peermem.
+    GpuDirectMode gpudirect_rdma = GpuDirectMode::automatic;
+    bool nccl_conf = true; ///< gpuprov owns /etc/nccl.conf (NCCL_IB_HCA)
+};
+
 enum class FabricManagerMode { automatic, enabled, disabled };
 
 struct TuningSpec {
@@ -108,6 +125,7 @@ struct Profile {
     bool nccl = false;
     std::optional<ContainerSpec> container;
     FabricManagerMode fabric_manager = FabricManagerMode::automatic;
+    std::optional<InfinibandSpec> infiniband;
     TuningSpec tuning;
     std::optional<MonitoringSpec> monitoring;
     std::vector<std::string> skip_steps;

@@ -38,9 +38,9 @@ struct PackagePin {
 
 struct CheckResult {
     StepStatus status = StepStatus::satisfied;
-    std::string reason;               ///< why pending/blocked/skipped, in one line
-    std::vector<Change> changes;      ///< what apply would do
-    std::vector<PackagePin> installs; ///< packages apply needs; the engine may batch these
+    std::string reason;                ///< why pending/blocked/skipped, in one line
+    std::vector<Change> changes;       ///< what apply would do
+    std::vector<PackagePin> installs;  ///< packages apply needs; the engine may batch these
     std::vector<std::string> removals; ///< packages this step removes in that transaction
     std::vector<std::string> unholds;  ///< held packages this step releases before it
     /// Hold the driver closure of `installs` at the versions the transaction installs.

@@ -1,7 +1,6 @@
 #pragma once
 // systemd units and files gpuprov manages, shared by the steps and the engine's resume unit.
 #include <gpuprov/system.hpp>
-
 #include <string_view>
 
 namespace gpuprov::steps {

@@ -57,6 +57,8 @@ HostFacts detect_facts(const System& sys, const Matrix& matrix) {
     }
     facts.kernel_headers = has_kernel_headers(sys, facts.kernel);
     read_pci(sys, matrix, facts);
+    facts.infiniband = read_infiniband(sys);
+    facts.peermem_loaded = sys.exists("/sys/module/nvidia_peermem");
     facts.nouveau_loaded = read_nouveau_loaded(sys);
     facts.secure_boot = read_secure_boot(sys);
     facts.driver = read_loaded_driver(sys);

@@ -19,6 +19,8 @@ namespace gpuprov::facts_detail {
 /// Fills gpus (named from `matrix`) and nvswitch_count.
 void read_pci(const System& sys, const Matrix& matrix, HostFacts& facts);
 [[nodiscard]] bool read_nouveau_loaded(const System& sys);
+/// RDMA devices and their ports (/sys/class/infiniband), sorted by name and port.
+[[nodiscard]] std::vector<IbDevice> read_infiniband(const System& sys);
 [[nodiscard]] std::optional<bool> read_secure_boot(const System& sys);
 [[nodiscard]] std::optional<LoadedDriver> read_loaded_driver(const System& sys);
 [[nodiscard]] std::vector<InstalledCuda> read_cuda_installs(const System& sys);

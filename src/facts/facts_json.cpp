@@ -48,6 +48,31 @@ json gpu_json(const PciGpu& gpu) {
     };
 }
 
+json infiniband_json(const HostFacts& facts) {
+    json devices = json::array();
+    for (const auto& dev : facts.infiniband) {
+        json ports = json::array();
+        for (const auto& p : dev.ports) {
+            ports.push_back({
+                {"port", p.number},
+                {"state", str_or_null(p.state)},
+                {"phys_state", str_or_null(p.phys_state)},
+                {"rate", str_or_null(p.rate)},
+                {"rate_gbps", p.rate_gbps},
+                {"link_layer", str_or_null(p.link_layer)},
+            });
+        }
+        devices.push_back({{"name", dev.name},
+                           {"pci_address", str_or_null(dev.pci_address)},
+                           {"ports", std::move(ports)}});
+    }
+    return {
+        {"hca_pci", json(facts.ib_hca_pci)},
+        {"devices", std::move(devices)},
+        {"peermem_loaded", facts.peermem_loaded},
+    };
+}
+
 } // namespace
 
 nlohmann::json facts_to_json(const HostFacts& facts) {
@@ -102,6 +127,7 @@ nlohmann::json facts_to_json(const HostFacts& facts) {
         {"kernel_headers", facts.kernel_headers},
         {"gpus", std::move(gpus)},
         {"nvswitch_count", facts.nvswitch_count},
+        {"infiniband", infiniband_json(facts)},
         {"nouveau_loaded", facts.nouveau_loaded},
         {"secure_boot", facts.secure_boot ? json(*facts.secure_boot) : json(nullptr)},
         {"driver", std::move(driver)},

@@ -15,6 +15,7 @@ namespace {
 constexpr std::uint16_t nvidia_vendor = 0x10de;
 constexpr std::uint32_t display_class = 0x03;        // base class: VGA, 3D controller, ...
 constexpr std::uint32_t bridge_other_class = 0x0680; // how NVSwitch functions enumerate
+constexpr std::uint32_t infiniband_class = 0x0207;   // network controller, InfiniBand
 
 /// sysfs prints these attributes as "0x10de\n".
 std::optional<std::uint32_t> read_hex(const System& sys, const std::string& path) {
@@ -55,9 +56,17 @@ void read_pci(const System& sys, const Matrix& matrix, HostFacts& facts) {
     for (const auto& address : sys.list_dir(root)) {
         const auto dir = root + address + "/";
         // Vendor first: on a big server almost every function is someone else's, and this
-        // keeps the cost to one small read for each of them.
+        // keeps the cost to two small reads (vendor, class) for each of them.
         const auto vendor = read_hex(sys, dir + "vendor");
-        if (!vendor || *vendor != nvidia_vendor) {
+        if (!vendor) {
+            continue;
+        }
+        if (*vendor != nvidia_vendor) {
+            // ConnectX HCAs in InfiniBand mode (Mellanox's 0x15b3 or NVIDIA's own ids).
+            if (const auto cls = read_hex(sys, dir + "class");
+                cls && (*cls >> 8) == infiniband_class) {
+                facts.ib_hca_pci.push_back(address);
+            }
             continue;
         }
         const auto cls = read_hex(sys, dir + "class");
@@ -83,6 +92,7 @@ void read_pci(const System& sys, const Matrix& matrix, HostFacts& facts) {
         name_from_matrix(gpu, matrix);
         facts.gpus.push_back(std::move(gpu));
     }
+    std::sort(facts.ib_hca_pci.begin(), facts.ib_hca_pci.end());
     std::sort(facts.gpus.begin(), facts.gpus.end(),
               [](const PciGpu& a, const PciGpu& b) { return a.address < b.address; });
 }

@@ -40,6 +40,7 @@ std::vector<Finding> diagnose(const System& sys, const HostFacts& facts,
     diagnose_driver(ctx, out);
     diagnose_toolkit(ctx, out);
     diagnose_host(ctx, out);
+    diagnose_infiniband(ctx, out);
     return out;
 }
 

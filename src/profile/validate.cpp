@@ -12,8 +12,9 @@ namespace gpuprov::profile_detail {
 namespace {
 
 const std::vector<std::string> k_step_ids = {
-    "preflight", "nouveau", "cuda-repo",         "driver", "fabric-manager", "cuda-toolkit",
-    "cudnn",     "nccl",    "container-toolkit", "tuning", "monitoring",     "verify"};
+    "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
+    "cuda-toolkit", "cudnn",      "nccl",      "infiniband", "container-toolkit",
+    "tuning",       "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
 
@@ -392,6 +393,34 @@ ContainerSpec read_container(const Reader& r, const Node& n) {
     return c;
 }
 
+InfinibandSpec read_infiniband(const Reader& r, const Node& n) {
+    r.expect_map(n, "infiniband",
+                 {"required", "min_active_ports", "min_rate_gbps", "gpudirect_rdma", "nccl_conf"});
+    InfinibandSpec ib;
+    if (const auto* v = get(n, "required")) {
+        ib.required = r.boolean(*v, "infiniband.required");
+    }
+    if (const auto* v = get(n, "min_active_ports")) {
+        ib.min_active_ports = r.integer(*v, "infiniband.min_active_ports", 0, 64);
+    }
+    if (const auto* v = get(n, "min_rate_gbps")) {
+        // 2.5 (1X SDR) .. 1600 (8X XDR) Gb/s are the rates the kernel prints.
+        ib.min_rate_gbps = r.integer(*v, "infiniband.min_rate_gbps", 1, 3200);
+    }
+    if (const auto* v = get(n, "gpudirect_rdma")) {
+        const auto mode =
+            r.one_of(*v, "infiniband.gpudirect_rdma", {"auto", "dmabuf", "peermem", "false"});
+        ib.gpudirect_rdma = mode == "auto"      ? GpuDirectMode::automatic
+                            : mode == "dmabuf"  ? GpuDirectMode::dmabuf
+                            : mode == "peermem" ? GpuDirectMode::peermem
+                                                : GpuDirectMode::off;
+    }
+    if (const auto* v = get(n, "nccl_conf")) {
+        ib.nccl_conf = r.boolean(*v, "infiniband.nccl_conf");
+    }
+    return ib;
+}
+
 MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
     r.expect_map(n, "monitoring", {"textfile_dir", "temperature_alert_c"});
     MonitoringSpec m;
@@ -445,8 +474,8 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
-                  "cuda", "cudnn", "nccl", "container", "fabric_manager", "tuning", "monitoring",
-                  "steps"});
+                  "cuda", "cudnn", "nccl", "infiniband", "container", "fabric_manager", "tuning",
+                  "monitoring", "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -483,6 +512,9 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "nccl")) {
         p.nccl = r.boolean(*v, "nccl");
+    }
+    if (const auto* v = get(root, "infiniband")) {
+        p.infiniband = read_infiniband(r, *v);
     }
     if (const auto* v = get(root, "container")) {
         p.container = read_container(r, *v);

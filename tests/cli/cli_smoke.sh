@@ -8,14 +8,17 @@ repo=$2
 fixtures=$repo/tests/fixtures
 pass=0
 fail=0
+# Private scratch files: parallel runs (other build trees, ctest -j) must not share outputs.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 expect_exit() { # expect_exit CODE DESCRIPTION CMD...
     local want=$1 what=$2
     shift 2
-    "$@" >/tmp/cli_smoke.out 2>/tmp/cli_smoke.err
+    "$@" >$scratch/out 2>$scratch/err
     local got=$?
-    if [[ $got == "$want" ]]; then ok; else bad "$what: exit $got, wanted $want: $(head -c 400 /tmp/cli_smoke.err)"; fi
+    if [[ $got == "$want" ]]; then ok; else bad "$what: exit $got, wanted $want: $(head -c 400 $scratch/err)"; fi
 }
 json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print('' if v is None else v)" "$1"; }
 
@@ -41,11 +44,11 @@ got=$("$bin" facts --json | json_get 'd["os"]["repo_slug"]')
 [[ "$got" == "$want" ]] && ok || bad "facts slug on this machine: '$got', wanted '$want'"
 
 # plan --json is one document whose steps come in the design's order.
-order="preflight,nouveau,cuda-repo,driver,fabric-manager,cuda-toolkit,cudnn,nccl,container-toolkit,tuning,monitoring,verify"
-"$bin" --root "$fixtures/hosts/debian-12" plan cv-train --json >/tmp/cli_smoke.json 2>/dev/null
-got=$(json_get '",".join(s["id"] for s in d["steps"])' </tmp/cli_smoke.json)
+order="preflight,nouveau,cuda-repo,driver,fabric-manager,cuda-toolkit,cudnn,nccl,infiniband,container-toolkit,tuning,monitoring,verify"
+"$bin" --root "$fixtures/hosts/debian-12" plan cv-train --json >$scratch/json 2>/dev/null
+got=$(json_get '",".join(s["id"] for s in d["steps"])' <$scratch/json)
 [[ "$got" == "$order" ]] && ok || bad "plan --json step order: $got"
-got=$(json_get 'all(set(s) >= {"id","status","reason","changes","installs"} for s in d["steps"])' </tmp/cli_smoke.json)
+got=$(json_get 'all(set(s) >= {"id","status","reason","changes","installs"} for s in d["steps"])' <$scratch/json)
 [[ "$got" == True ]] && ok || bad "plan --json steps lack fields"
 # debian-12 fixture has 2x T4, cv-train wants 4x A100: blocked, exit 1 with or without the flag.
 expect_exit 1 "plan blocked on a host without the GPUs" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train
@@ -56,22 +59,22 @@ expect_exit 0 "plain exit code with changes" "$bin" --root "$fixtures/hosts/debi
 expect_exit 0 "detailed exit code, nothing to do" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only fabric-manager --detailed-exitcode
 # Usage errors exit 2 (design.md).
 expect_exit 2 "unknown step id" "$bin" plan cv-train --only nvidia
-grep -q "step ids are" /tmp/cli_smoke.err && ok || bad "unknown step id message lists the ids"
+grep -q "step ids are" $scratch/err && ok || bad "unknown step id message lists the ids"
 expect_exit 2 "unknown flag" "$bin" plan cv-train --no-such-flag
 expect_exit 0 "--help" "$bin" plan --help
 expect_exit 2 "--root that does not exist" "$bin" --root /nonexistent/gpuprov-root plan cv-train
-grep -q "no such directory" /tmp/cli_smoke.err && ok || bad "--root message: $(head -c 200 /tmp/cli_smoke.err)"
+grep -q "no such directory" $scratch/err && ok || bad "--root message: $(head -c 200 $scratch/err)"
 expect_exit 2 "--root that is a file" "$bin" --root "$fixtures/hosts/debian-12/etc/os-release" facts
-grep -q "not a directory" /tmp/cli_smoke.err && ok || bad "--root file message: $(head -c 200 /tmp/cli_smoke.err)"
+grep -q "not a directory" $scratch/err && ok || bad "--root file message: $(head -c 200 $scratch/err)"
 expect_exit 2 "apply --root is refused" "$bin" --root "$fixtures/hosts/debian-12" apply cv-train --yes
-grep -q "is refused" /tmp/cli_smoke.err && ok || bad "apply --root message: $(head -c 200 /tmp/cli_smoke.err)"
+grep -q "is refused" $scratch/err && ok || bad "apply --root message: $(head -c 200 $scratch/err)"
 # verify takes the same filters as apply, and refuses unknown ids the same way.
 expect_exit 2 "verify --skip unknown" "$bin" verify cv-train --skip nvidia
 # An unknown command is named, with the nearest one, and exits 2 (global options skipped).
 expect_exit 2 "unknown command" "$bin" --log-level info plna cv-train
-grep -q "unknown command 'plna'; did you mean 'plan'?" /tmp/cli_smoke.err && ok || bad "no suggestion: $(cat /tmp/cli_smoke.err)"
+grep -q "unknown command 'plna'; did you mean 'plan'?" $scratch/err && ok || bad "no suggestion: $(cat $scratch/err)"
 expect_exit 2 "unknown command, nothing near" "$bin" frobnicate
-grep -q "unknown command 'frobnicate' (commands: profiles, facts, plan" /tmp/cli_smoke.err && ok || bad "no command list: $(cat /tmp/cli_smoke.err)"
+grep -q "unknown command 'frobnicate' (commands: profiles, facts, plan" $scratch/err && ok || bad "no command list: $(cat $scratch/err)"
 # status: its exit code says how the last run ended.
 st=$(mktemp -d)
 mkdir -p "$st/var/lib/gpuprov"
@@ -86,7 +89,7 @@ rm -rf "$st"
 # Malformed profiles: exit 1 with file:line:col, nothing written.
 for f in "$fixtures"/profiles/bad/*.yaml; do
     expect_exit 1 "validate $(basename "$f")" "$bin" profiles validate "$f"
-    grep -qE "^[^:]+\.yaml:[0-9]+:[0-9]+: " /tmp/cli_smoke.err && ok || bad "$(basename "$f"): no file:line:col in: $(head -c 200 /tmp/cli_smoke.err)"
+    grep -qE "^[^:]+\.yaml:[0-9]+:[0-9]+: " $scratch/err && ok || bad "$(basename "$f"): no file:line:col in: $(head -c 200 $scratch/err)"
     expect_exit 1 "plan refuses $(basename "$f")" "$bin" plan "$f"
 done
 for f in "$fixtures"/profiles/good/*.yaml; do
@@ -95,7 +98,7 @@ done
 for p in cv-train nlp-infer sci-sim; do
     expect_exit 0 "profiles show $p" "$bin" profiles show "$p"
     expect_exit 0 "cloud-init $p" "$bin" cloud-init "$p"
-    grep -q "^#cloud-config" /tmp/cli_smoke.out && ok || bad "cloud-init $p output"
+    grep -q "^#cloud-config" $scratch/out && ok || bad "cloud-init $p output"
 done
 # cloud-init: the README's example (a file extending a built-in) embedded with its chain
 # resolved, a pinned download, and the real `cloud-init schema` accepts the document.
@@ -111,10 +114,10 @@ PROFILE
 expect_exit 2 "cloud-init --install-from without --sha256" "$bin" cloud-init "$ci/my.yaml" --install-from https://example.com/gpuprov
 expect_exit 0 "cloud-init of a file extending cv-train" "$bin" cloud-init "$ci/my.yaml" \
     --install-from https://example.com/gpuprov --sha256 "$(printf gpuprov | sha256sum | cut -c1-64)"
-cp /tmp/cli_smoke.out "$ci/user-data"
+cp $scratch/out "$ci/user-data"
 if command -v cloud-init >/dev/null; then
-    cloud-init schema --config-file "$ci/user-data" >/tmp/cli_smoke.schema 2>&1 && ok ||
-        bad "cloud-init schema refuses the user-data: $(cat /tmp/cli_smoke.schema)"
+    cloud-init schema --config-file "$ci/user-data" >$scratch/schema 2>&1 && ok ||
+        bad "cloud-init schema refuses the user-data: $(cat $scratch/schema)"
 else
     bad "cloud-init is not installed (scripts/deps.sh --test installs it)"
 fi
@@ -141,7 +144,7 @@ expect_exit 0 "cloud-init cv-train" "$bin" cloud-init cv-train
 mkdir -p "$ci/bin"
 printf '#!/bin/sh\nprintf "%%s\\n" "$@" >"%s/args"\nexit "${FAKE_RC:-0}"\n' "$ci" >"$ci/bin/gpuprov"
 chmod +x "$ci/bin/gpuprov"
-python3 - /tmp/cli_smoke.out "$ci" <<'PY' && ok || bad "cloud-init's generated commands misbehave"
+python3 - $scratch/out "$ci" <<'PY' && ok || bad "cloud-init's generated commands misbehave"
 import os, subprocess, sys, yaml
 doc, d = yaml.safe_load(open(sys.argv[1])), sys.argv[2]
 env = dict(os.environ, PATH=d + "/bin:" + os.environ["PATH"])

@@ -841,7 +841,9 @@ TEST_F(Steps, EveryStepSatisfiedOnAConvergedHostWithoutNetworkOrCommands) {
     StepRunner run(host, profile);
     for (const auto& id : step_ids()) {
         const auto r = run.check(id);
-        EXPECT_EQ(r.status, StepStatus::satisfied) << id << ": " << r.reason;
+        // cv-train has no infiniband section: the one step it leaves out.
+        EXPECT_EQ(r.status, id == "infiniband" ? StepStatus::skipped : StepStatus::satisfied)
+            << id << ": " << r.reason;
     }
     EXPECT_TRUE(host.sys.urls_fetched.empty());
     EXPECT_TRUE(host.sys.queries.empty());
@@ -849,3 +851,111 @@ TEST_F(Steps, EveryStepSatisfiedOnAConvergedHostWithoutNetworkOrCommands) {
 }
 
 } // namespace
+
+// ---- infiniband ----
+
+namespace {
+
+/// A ConnectX-6 in InfiniBand mode with one HDR port ACTIVE (values as the kernel prints them:
+/// tests/fixtures/README.md, InfiniBand).
+void add_hdr_hca(TestHost& host) {
+    const std::string pci = "/sys/bus/pci/devices/0000:0c:00.0/";
+    host.sys.add_file(pci + "vendor", "0x15b3\n");
+    host.sys.add_file(pci + "device", "0x101b\n");
+    host.sys.add_file(pci + "class", "0x020700\n");
+    const std::string dev = "/sys/class/infiniband/mlx5_0/";
+    host.sys.add_link(dev + "device", "../../../0000:0c:00.0");
+    host.sys.add_file(dev + "ports/1/state", "4: ACTIVE\n");
+    host.sys.add_file(dev + "ports/1/phys_state", "5: LinkUp\n");
+    host.sys.add_file(dev + "ports/1/rate", "200 Gb/sec (4X HDR)\n");
+    host.sys.add_file(dev + "ports/1/link_layer", "InfiniBand\n");
+}
+
+const std::string kNcclConf = "/etc/nccl.conf";
+const std::string kPeermemConf = "/etc/modules-load.d/gpuprov-nvidia-peermem.conf";
+
+} // namespace
+
+TEST_F(Steps, InfinibandPlansTheDistrosRdmaStackPeermemAndNcclsPorts) {
+    profile.infiniband = InfinibandSpec{.gpudirect_rdma = GpuDirectMode::peermem};
+    TestHost host;
+    add_hdr_hca(host);
+    StepRunner run(host, profile);
+    const auto r = run.check("infiniband");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    // The distribution's versions: no NVIDIA pin.
+    EXPECT_EQ(specs(r.installs), (Strings{"rdma-core", "ibverbs-utils", "infiniband-diags"}));
+    EXPECT_EQ(targets(r, Change::Kind::file), (Strings{kPeermemConf, kNcclConf}));
+    // The nvidia module is not loaded on the fresh host: the file loads peermem at boot.
+    EXPECT_TRUE(targets(r, Change::Kind::command).empty());
+}
+
+TEST_F(Steps, InfinibandApplyWritesTheFilesAndConverges) {
+    profile.infiniband = InfinibandSpec{.gpudirect_rdma = GpuDirectMode::peermem};
+    TestHost host;
+    add_hdr_hca(host);
+    for (const auto* p : {"rdma-core", "ibverbs-utils", "infiniband-diags"}) {
+        host.set_package(p, "44.0-2");
+    }
+    StepRunner run(host, profile);
+    const auto planned = run.check("infiniband");
+    EXPECT_TRUE(planned.installs.empty());
+    EXPECT_EQ(run.step("infiniband").apply(run.ctx(), host.sys, planned, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.file(kNcclConf), "# Managed by gpuprov; local edits are replaced.\n"
+                                        "# The InfiniBand ports of this host, for NCCL.\n"
+                                        "NCCL_IB_HCA==mlx5_0:1\n");
+    EXPECT_TRUE(contains(host.sys.file(kPeermemConf).value_or(""), "\nnvidia-peermem\n"));
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    EXPECT_EQ(run.check("infiniband").status, StepStatus::satisfied);
+}
+
+TEST_F(Steps, InfinibandPeermemThatCannotLoadFailsWithTheReasonAndTheWayOut) {
+    profile.infiniband = InfinibandSpec{.gpudirect_rdma = GpuDirectMode::peermem};
+    TestHost host;
+    add_hdr_hca(host);
+    host.sys.add_dir("/sys/module/nvidia");
+    // What kmod says when the inbox RDMA stack lacks the peer-memory API.
+    host.sys.on_command({"modprobe", "nvidia-peermem"},
+                        CommandResult{.exit_code = 1,
+                                      .out = {},
+                                      .err = "modprobe: ERROR: could not insert "
+                                             "'nvidia_peermem': Invalid argument\n"});
+    StepRunner run(host, profile);
+    const auto planned = run.check("infiniband");
+    EXPECT_EQ(targets(planned, Change::Kind::command), Strings{"modprobe nvidia-peermem"});
+    try {
+        (void)run.step("infiniband").apply(run.ctx(), host.sys, planned, ApplyPhase::configure);
+        ADD_FAILURE() << "apply did not fail";
+    } catch (const HostError& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(contains(what, "Invalid argument")) << what;
+        EXPECT_TRUE(contains(what, "DOCA-OFED")) << what;
+        EXPECT_TRUE(contains(what, "gpudirect_rdma: dmabuf")) << what;
+    }
+}
+
+TEST_F(Steps, InfinibandWithDmaBufLoadsNoModule) {
+    profile.driver->flavor = "open"; // kernel 6.1: DMA-BUF
+    profile.infiniband = InfinibandSpec{};
+    TestHost host;
+    add_hdr_hca(host);
+    host.sys.add_dir("/sys/module/nvidia");
+    StepRunner run(host, profile);
+    const auto r = run.check("infiniband");
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{kNcclConf});
+    EXPECT_TRUE(targets(r, Change::Kind::command).empty());
+}
+
+TEST_F(Steps, InfinibandWithoutAnHcaBlocksUnlessOptional) {
+    profile.infiniband = InfinibandSpec{};
+    TestHost host;
+    StepRunner run(host, profile);
+    auto r = run.check("infiniband");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "infiniband.required: false")) << r.reason;
+    profile.infiniband->required = false;
+    EXPECT_EQ(run.check("infiniband").status, StepStatus::skipped);
+    profile.infiniband.reset();
+    EXPECT_EQ(run.check("infiniband").status, StepStatus::skipped);
+}

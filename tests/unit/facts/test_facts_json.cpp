@@ -27,7 +27,7 @@ TEST(FactsJson, TopLevelKeysAreStable) {
     }
     EXPECT_EQ(keys,
               (std::vector<std::string>{"arch", "cuda", "cuda_default_link", "cudnn", "driver",
-                                        "el", "gpus", "kernel", "kernel_headers", "memory_bytes",
+                                        "el", "gpus", "infiniband", "kernel", "kernel_headers", "memory_bytes",
                                         "nouveau_loaded", "nvswitch_count", "os", "packages",
                                         "pkg_arch", "repo_arch", "root_disk", "secure_boot"}));
 }

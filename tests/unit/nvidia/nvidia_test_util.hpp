@@ -9,6 +9,10 @@
 
 namespace gpuprov::testing {
 
+inline bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
 inline CommandResult answer_ok(std::string out) {
     CommandResult r;
     r.out = std::move(out);

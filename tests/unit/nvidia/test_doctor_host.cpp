@@ -87,3 +87,63 @@ TEST(DoctorHostChecks, TemperatureAboveThreshold) {
     h.options.temperature_alert_c = 85;
     EXPECT_TRUE(h.run().empty());
 }
+
+// ---- InfiniBand ----
+
+namespace gpuprov::testing {
+namespace {
+
+IbPort ib_port(int n, std::string state, std::string phys) {
+    return IbPort{.number = n,
+                  .state = std::move(state),
+                  .phys_state = std::move(phys),
+                  .rate = "200 Gb/sec (4X HDR)",
+                  .rate_gbps = 200,
+                  .link_layer = "InfiniBand"};
+}
+
+TEST(DoctorInfiniband, HealthyFabricWithPeermemSaysNothing) {
+    DoctorHost h;
+    h.facts.driver = LoadedDriver{.version = "535.129.03", .open_module = false};
+    h.facts.ib_hca_pci = {"0000:0c:00.0"};
+    h.facts.infiniband = {IbDevice{"mlx5_0", "0000:0c:00.0", {ib_port(1, "ACTIVE", "LinkUp")}}};
+    h.facts.peermem_loaded = true;
+    EXPECT_TRUE(h.run().empty());
+}
+
+TEST(DoctorInfiniband, EachDownPortGetsItsCause) {
+    DoctorHost h;
+    h.facts.driver = LoadedDriver{.version = "535.129.03", .open_module = false};
+    h.facts.peermem_loaded = true;
+    h.facts.ib_hca_pci = {"0000:0c:00.0", "0000:8a:00.0", "0000:ca:00.0"};
+    h.facts.infiniband = {
+        IbDevice{"mlx5_0", "0000:0c:00.0", {ib_port(1, "DOWN", "Polling")}},
+        IbDevice{"mlx5_1", "0000:8a:00.0", {ib_port(1, "INIT", "LinkUp")}},
+    };
+    const auto findings = h.run();
+    EXPECT_EQ(finding_ids(findings),
+              (std::vector<std::string>{"ib-hca-without-rdma-device", "ib-port-not-active"}));
+    EXPECT_TRUE(contains(findings[0].summary, "0000:ca:00.0")) << findings[0].summary;
+    const auto& ports = findings[1];
+    EXPECT_EQ(ports.severity, "error"); // no ACTIVE port at all
+    EXPECT_TRUE(contains(ports.summary, "NET/Socket")) << ports.summary;
+    const auto& lines = ports.evidence[0].excerpt;
+    EXPECT_TRUE(contains(lines, "mlx5_0:1 DOWN (Polling): no link")) << lines;
+    EXPECT_TRUE(contains(lines, "mlx5_1:1 INIT (LinkUp): link up but no subnet manager")) << lines;
+}
+
+TEST(DoctorInfiniband, NoGpuDirectWithTheProprietaryModuleAndNoPeermem) {
+    DoctorHost h;
+    h.facts.driver = LoadedDriver{.version = "535.129.03", .open_module = false};
+    h.facts.ib_hca_pci = {"0000:0c:00.0"};
+    h.facts.infiniband = {IbDevice{"mlx5_0", "0000:0c:00.0", {ib_port(1, "ACTIVE", "LinkUp")}}};
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"ib-no-gpudirect-rdma"});
+    EXPECT_TRUE(contains(findings[0].fix, "DOCA-OFED"));
+    // The open module on 5.15 has DMA-BUF: nothing to say.
+    h.facts.driver->open_module = true;
+    EXPECT_TRUE(h.run().empty());
+}
+
+} // namespace
+} // namespace gpuprov::testing
