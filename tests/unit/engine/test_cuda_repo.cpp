@@ -242,7 +242,7 @@ TEST(AptSources, FindsOneLineAndDeb822EntriesForAUrlButNotDisabledOrOwnOnes) {
     sys.add_file("/etc/apt/sources.list.d/z.sources",
                  "Types: deb-src\nURIs: " + url + "\n\nTypes: deb\nURIs: http://x/ " + url +
                      "\nSuites: /\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n");
-    const auto deb822 = steps::foreign_apt_source(sys, url, "");
+    const auto deb822 = steps::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources");
     ASSERT_TRUE(deb822);
     EXPECT_EQ(deb822->line, 4);
     EXPECT_EQ(deb822->signed_by, "(an inline key)");
