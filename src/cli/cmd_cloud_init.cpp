@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <gpuprov/journal.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/strings.hpp>
@@ -18,6 +19,10 @@ namespace {
 
 constexpr const char* kDownload = "/usr/local/bin/gpuprov.download";
 constexpr const char* kChecksum = "/etc/gpuprov/gpuprov.sha256";
+// cloud-init runs per-boot scripts in its final stage on every boot, so on the boot after the
+// driver's reboot its exit status becomes `cloud-init status`. The resume unit is ordered
+// before cloud-final.service (src/engine/resume.cpp), so the resumed run has ended by then.
+constexpr const char* kPerBootScript = "/var/lib/cloud/scripts/per-boot/gpuprov-status";
 
 bool is_sha256(std::string_view s) {
     return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
@@ -73,21 +78,31 @@ void add_cloud_init_command(CLI::App& app, const GlobalOptions&, int& exit_code)
         out << YAML::BeginMap;
         std::string target = profile.name;
         const bool builtin = is_builtin_profile(profile_arg);
-        if (!builtin || !install_from.empty()) {
-            out << YAML::Key << "write_files" << YAML::Value << YAML::BeginSeq;
-            if (!builtin) {
-                // The file with its extends: chain resolved: the parents are not on the VM.
-                target = "/etc/gpuprov/" + profile.name + ".yaml";
-                write_file(out, target, "0644", resolved_profile_yaml(profile_arg));
-            }
-            if (!install_from.empty()) {
-                write_file(out, kChecksum, "0644",
-                           fmt::format("{}  {}\n", to_lower(sha256), kDownload));
-            }
-            out << YAML::EndSeq;
-        }
-        out << YAML::Key << "runcmd" << YAML::Value << YAML::BeginSeq;
         std::string gpuprov = "gpuprov"; // /usr/bin (the package) or /usr/local/bin, via PATH
+        if (!install_from.empty()) {
+            gpuprov = "/usr/local/bin/gpuprov";
+        }
+        out << YAML::Key << "write_files" << YAML::Value << YAML::BeginSeq;
+        if (!builtin) {
+            // The file with its extends: chain resolved: the parents are not on the VM.
+            target = "/etc/gpuprov/" + profile.name + ".yaml";
+            write_file(out, target, "0644", resolved_profile_yaml(profile_arg));
+        }
+        if (!install_from.empty()) {
+            write_file(out, kChecksum, "0644",
+                       fmt::format("{}  {}\n", to_lower(sha256), kDownload));
+        }
+        // Before the first run there is no journal and nothing to report (the first boot's
+        // runcmd reports for itself); afterwards the last run's result is the boot's result.
+        write_file(out, kPerBootScript, "0755",
+                   fmt::format("#!/bin/sh\n"
+                               "# gpuprov: `cloud-init status` reports gpuprov's last run.\n"
+                               "[ -e {} ] || exit 0\n"
+                               "exec {} status\n",
+                               kJournalPath, gpuprov));
+        out << YAML::EndSeq;
+
+        out << YAML::Key << "runcmd" << YAML::Value << YAML::BeginSeq;
         if (!install_from.empty()) {
             command(out, {"curl", "--fail", "--silent", "--show-error", "--location", "--retry",
                           "5", "--proto", "=https", "--output", kDownload, install_from});
@@ -98,10 +113,26 @@ void add_cloud_init_command(CLI::App& app, const GlobalOptions&, int& exit_code)
                           fmt::format("sha256sum --check --strict {} && install -m 0755 {} "
                                       "/usr/local/bin/gpuprov",
                                       kChecksum, kDownload)});
-            gpuprov = "/usr/local/bin/gpuprov";
         }
-        command(out, {gpuprov, "apply", target, "--yes", "--reboot", "if-needed"});
+        // gpuprov does not reboot by itself here: a reboot in the middle of runcmd would leave
+        // cloud-init's first boot unfinished and run runcmd again. Exit 3 (reboot required,
+        // resume unit in place) is a success for this boot; power_state then reboots once
+        // cloud-init is done. The profile reaches sh as "$1", never as script text.
+        command(out, {"sh", "-c",
+                      fmt::format("{} apply \"$1\" --yes --reboot never; rc=$?; "
+                                  "[ \"$rc\" -eq 3 ] && exit 0; exit \"$rc\"",
+                                  gpuprov),
+                      "gpuprov-apply", target});
         out << YAML::EndSeq;
+        out << YAML::Key << "power_state" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "mode" << YAML::Value << "reboot";
+        out << YAML::Key << "message" << YAML::Value
+            << "gpuprov: rebooting to load the NVIDIA driver; gpuprov-resume.service finishes";
+        out << YAML::Key << "timeout" << YAML::Value << 300;
+        // Reboot only when the last run asked for it (status exits 3).
+        out << YAML::Key << "condition" << YAML::Value;
+        command(out, {"sh", "-c", fmt::format("{} status >/dev/null 2>&1; [ $? -eq 3 ]", gpuprov)});
+        out << YAML::EndMap;
         out << YAML::EndMap;
         if (!out.good()) {
             throw Error(std::string("could not emit the cloud-config: ") + out.GetLastError());

@@ -90,7 +90,10 @@ void install_resume_unit(System& sys, const ResumeCommand& cmd) {
         fmt::format("{}[Unit]\n"
                     "Description=Finish gpuprov provisioning after the reboot the driver needed\n"
                     "Wants=network-online.target\n"
-                    "After=network-online.target\n\n"
+                    "After=network-online.target\n"
+                    // cloud-init's final stage (its per-boot scripts) waits for the resumed
+                    // run, so `cloud-init status --wait` reports it (docs/cloud-init.md).
+                    "Before=cloud-final.service\n\n"
                     "[Service]\n"
                     "Type=oneshot\n"
                     "ExecStart={}\n"

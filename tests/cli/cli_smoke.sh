@@ -124,10 +124,46 @@ doc = yaml.safe_load(open(sys.argv[1]))
 files = {f["path"]: f for f in doc["write_files"]}
 open(sys.argv[2], "w").write(files["/etc/gpuprov/my-train.yaml"]["content"])
 assert files["/etc/gpuprov/gpuprov.sha256"]["content"].split()[1] == "/usr/local/bin/gpuprov.download"
-assert doc["runcmd"][-1] == ["/usr/local/bin/gpuprov", "apply", "/etc/gpuprov/my-train.yaml", "--yes", "--reboot", "if-needed"]
+run = doc["runcmd"][-1]
+assert run[0:2] == ["sh", "-c"] and run[2].startswith("/usr/local/bin/gpuprov apply \"$1\" --yes --reboot never"), run
+assert run[3:] == ["gpuprov-apply", "/etc/gpuprov/my-train.yaml"], run
+assert doc["power_state"]["mode"] == "reboot"
+assert "/usr/local/bin/gpuprov status" in doc["power_state"]["condition"][2]
+assert "/usr/local/bin/gpuprov status" in files["/var/lib/cloud/scripts/per-boot/gpuprov-status"]["content"]
 PY
 expect_exit 0 "the embedded profile validates on its own" "$bin" profiles validate "$ci/embedded.yaml"
 grep -q "my-train" "$ci/embedded.yaml" && ! grep -q "^extends:" "$ci/embedded.yaml" && ok || bad "embedded profile not resolved"
+# The generated shell does what it says, run with a stand-in gpuprov that exits with $FAKE_RC:
+# runcmd maps exit 3 (reboot required) to success and passes anything else through,
+# power_state's condition holds only for 3, the per-boot script reports `status` once a journal
+# exists, and a hostile profile path reaches gpuprov as one argument, never as script text.
+expect_exit 0 "cloud-init cv-train" "$bin" cloud-init cv-train
+mkdir -p "$ci/bin"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" >"%s/args"\nexit "${FAKE_RC:-0}"\n' "$ci" >"$ci/bin/gpuprov"
+chmod +x "$ci/bin/gpuprov"
+python3 - /tmp/cli_smoke.out "$ci" <<'PY' && ok || bad "cloud-init's generated commands misbehave"
+import os, subprocess, sys, yaml
+doc, d = yaml.safe_load(open(sys.argv[1])), sys.argv[2]
+env = dict(os.environ, PATH=d + "/bin:" + os.environ["PATH"])
+def run(argv, rc):
+    return subprocess.run(argv, env=dict(env, FAKE_RC=str(rc))).returncode
+apply_cmd = doc["runcmd"][-1]
+assert [run(apply_cmd, rc) for rc in (0, 1, 2, 3)] == [0, 1, 2, 0]
+assert open(d + "/args").read().split("\n")[:2] == ["apply", "cv-train"]
+hostile = apply_cmd[:-1] + ["x; touch " + d + "/pwned $(touch " + d + "/pwned2)"]
+assert run(hostile, 0) == 0 and not os.path.exists(d + "/pwned") and not os.path.exists(d + "/pwned2")
+assert open(d + "/args").read().split("\n")[1] == hostile[-1]
+cond = doc["power_state"]["condition"]
+assert [run(cond, rc) for rc in (0, 1, 3)] == [1, 1, 0]
+script = {f["path"]: f for f in doc["write_files"]}["/var/lib/cloud/scripts/per-boot/gpuprov-status"]
+assert script["permissions"] == "0755"
+body = script["content"].replace("/var/lib/gpuprov/state.json", d + "/state.json")
+open(d + "/per-boot", "w").write(body)
+assert run(["sh", d + "/per-boot"], 1) == 0  # no journal yet: the first boot's runcmd reports
+open(d + "/state.json", "w").write("{}")
+assert [run(["sh", d + "/per-boot"], rc) for rc in (0, 1, 3)] == [0, 1, 3]
+assert open(d + "/args").read().split("\n")[0] == "status"
+PY
 rm -rf "$ci"
 # apply without root is refused before anything happens (only meaningful when not root).
 if [[ $(id -u) -ne 0 ]]; then

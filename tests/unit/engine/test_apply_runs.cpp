@@ -276,6 +276,15 @@ TEST_F(Runs, ResumeUnitKeepsTheFiltersThePolicyAndAllowRemove) {
                                     "--allow-remove");
 }
 
+TEST_F(Runs, ResumeUnitEndsBeforeCloudInitsFinalStage) {
+    // cloud-init's per-boot script reports `gpuprov status`; it must run after the resumed run.
+    TestHost host({.nouveau_loaded = true});
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    const auto unit = host.sys.file(kResumeUnit).value_or("");
+    EXPECT_TRUE(contains(unit, "\nBefore=cloud-final.service\n")) << unit;
+    EXPECT_TRUE(contains(unit, "\nAfter=network-online.target\n")) << unit;
+}
+
 TEST_F(Runs, ResumeUnitKeepsOnly) {
     TestHost host({.nouveau_loaded = true});
     options.filter.only = {"nouveau", "driver", "verify"};
