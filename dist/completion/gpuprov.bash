@@ -39,7 +39,7 @@ _gpuprov() {
     local opts=""
     case "$cmd" in
         plan) opts="--json --detailed-exitcode --only --skip --allow-remove" ;;
-        apply) opts="--yes --dry-run --only --skip --reboot --json --allow-remove" ;;
+        apply) opts="--yes --dry-run --only --skip --reboot --json --allow-remove --allow-untrusted" ;;
         verify) opts="--json --junit --only --skip" ;;
         doctor) opts="--json --profile --temperature-alert" ;;
         facts | status) opts="--json" ;;

@@ -17,6 +17,7 @@ public:
     read_link(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<DiskSpace> disk_space(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<FileStamp> stamp(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<FileInfo> lstat(const std::filesystem::path&) const override;
     [[nodiscard]] CommandResult query(const Command&) const override;
     [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;
     [[nodiscard]] std::optional<std::string> env(std::string_view name) const override;

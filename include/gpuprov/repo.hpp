@@ -97,6 +97,26 @@ struct ReleaseEntry {
 [[nodiscard]] std::optional<ReleaseEntry> release_entry(std::string_view release,
                                                         std::string_view file);
 
+/// How far a Release's Date may be ahead of this host's clock: apt's Acquire::Max-FutureTime
+/// default (10 s, apt.conf(5)).
+inline constexpr std::chrono::seconds kReleaseMaxFutureTime{10};
+
+/// A Release date as apt writes and reads it ("Tue, 01 Dec 2026 00:00:00 UTC"; the zone UTC,
+/// GMT, Z or +hhmm); nullopt when it is anything else.
+[[nodiscard]] std::optional<std::chrono::system_clock::time_point>
+parse_release_date(std::string_view text);
+
+/// The `Date:` of a Release, or of the signed text of a clear-signed InRelease (not verified:
+/// for comparing two copies' ages); nullopt when absent or unreadable.
+[[nodiscard]] std::optional<std::chrono::system_clock::time_point>
+release_date(std::string_view release);
+
+/// Why apt would refuse this (signed) Release text at `now`, as apt words it: "is expired"
+/// (Valid-Until in the past) or "is not valid yet" (Date more than kReleaseMaxFutureTime
+/// ahead), or an unreadable date; empty when neither applies (both fields are optional).
+[[nodiscard]] std::string release_date_problem(std::string_view release,
+                                               std::chrono::system_clock::time_point now);
+
 /// One metadata file named by an rpm repository's repodata/repomd.xml.
 struct RepomdEntry {
     std::string location; ///< relative to the repository URL: "repodata/<sha>-primary.xml.gz"

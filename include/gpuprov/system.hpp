@@ -85,6 +85,14 @@ struct FileStamp {
     friend bool operator==(const FileStamp&, const FileStamp&) = default;
 };
 
+/// What lstat(2) says about a path itself (a symbolic link is not followed): enough to decide
+/// whether anyone but root could have written it (gpuprov/local_trust.hpp).
+struct FileInfo {
+    unsigned uid = 0;
+    unsigned gid = 0;
+    unsigned mode = 0; ///< st_mode: the type bits (S_IFMT) and the permission bits
+};
+
 /// Held while alive; releasing the object releases the lock.
 class FileLock {
 public:
@@ -110,6 +118,8 @@ public:
     disk_space(const std::filesystem::path&) const = 0;
     /// Size, inode and modification time, so parsed copies of big files can be reused safely.
     [[nodiscard]] virtual std::optional<FileStamp> stamp(const std::filesystem::path&) const = 0;
+    /// Owner, group and mode of the path itself (links not followed); nullopt when missing.
+    [[nodiscard]] virtual std::optional<FileInfo> lstat(const std::filesystem::path&) const = 0;
     /// Runs a read-only probe (nvidia-smi, dpkg-query, gpgv). Never throws on non-zero exit.
     [[nodiscard]] virtual CommandResult query(const Command&) const = 0;
     /// Downloads a URL with retries and backoff (libcurl in LocalSystem).

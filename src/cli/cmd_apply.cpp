@@ -10,6 +10,7 @@
 #include <gpuprov/error.hpp>
 #include <gpuprov/interrupt.hpp>
 #include <gpuprov/json_text.hpp>
+#include <gpuprov/local_trust.hpp>
 #include <gpuprov/matrix.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -116,6 +117,28 @@ std::string profile_text_for_resume(const std::string& arg, const Profile& profi
     return text.str();
 }
 
+// As root, the profile picks the repositories and keys root installs from, and the binary
+// copied for the units runs at every boot: each must be a file only root could have written.
+void require_local_trust(const System& sys, const std::string& profile_arg, const Profile& profile,
+                         const std::string& self) {
+    if (!is_builtin_profile(profile_arg)) {
+        require_trusted(sys, canonical_profile_arg(profile_arg), "profile");
+    }
+    for (const auto& parent : profile.extends_chain) {
+        if (parent.rfind("builtin:", 0) != 0) {
+            require_trusted(sys, std::filesystem::absolute(parent).lexically_normal(),
+                            "parent profile (extends:)");
+        }
+    }
+    if (!self.empty()) {
+        require_trusted(sys, self, "running gpuprov binary (the units run a copy of it)");
+    }
+    const auto units = units_gpuprov_path(sys);
+    if (units != self && sys.exists(units)) {
+        require_trusted(sys, units, "gpuprov binary the systemd units run");
+    }
+}
+
 bool confirm() {
     std::cout << "Apply these changes? [y/N] " << std::flush;
     std::string answer;
@@ -142,6 +165,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
     static std::string skip;
     static std::string reboot = "never";
     static bool allow_remove = false;
+    static bool allow_untrusted = false;
     cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")->required();
     cmd->add_flag("-y,--yes", yes, "do not ask for confirmation (needed when not on a terminal)");
     cmd->add_flag("--dry-run", dry_run, "show the plan and change nothing (same as plan)");
@@ -156,6 +180,10 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
     cmd->add_flag("--allow-remove", allow_remove,
                   "allow apt to remove packages the profile does not own (the plan lists "
                   "them); kept by the resume unit");
+    cmd->add_flag("--allow-untrusted", allow_untrusted,
+                  "as root, use a profile or binary that someone other than root could have "
+                  "changed (owned by another user, group/other-writable, or in such a "
+                  "directory); refused by default");
     cmd->callback([&opts, &exit_code] {
         const auto filter = make_filter(only, skip);
         if (dry_run) {
@@ -179,6 +207,10 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
         }
         const auto& matrix = Matrix::builtin();
         const auto profile = load_profile(profile_arg, matrix);
+        const auto self = running_binary();
+        if (!allow_untrusted) {
+            require_local_trust(sys, profile_arg, profile, self);
+        }
         if (!yes) {
             if (!sys.interactive()) {
                 throw UsageError("not on a terminal: pass --yes to apply without confirmation");
@@ -205,7 +237,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                              .allow_remove = allow_remove,
                              .profile_arg = canonical_profile_arg(profile_arg),
                              .profile_text = profile_text_for_resume(profile_arg, profile),
-                             .self_path = running_binary()};
+                             .self_path = self};
         ConsoleReporter reporter(opts.color(), json);
         const auto result = apply_profile(sys, profile, matrix, options, reporter);
 

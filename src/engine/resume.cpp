@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <gpuprov/local_trust.hpp>
 #include <gpuprov/units.hpp>
 
 namespace gpuprov::detail {
@@ -17,6 +18,19 @@ bool plain_path(const std::string& s) {
                std::string::npos;
 }
 
+// The only things a unit may run at boot: gpuprov's installed binary (the package's or its own
+// copy) and a built-in profile or the copy apply installed under /etc/gpuprov/; never the
+// build tree or /tmp file the operator ran, which may be gone or changed by then.
+bool installed_binary(const std::string& path) {
+    return path == "/usr/bin/gpuprov" || path == "/usr/local/bin/gpuprov";
+}
+
+bool installed_profile(const std::string& profile) {
+    return profile.find('/') == std::string::npos ||
+           (profile.rfind(kInstalledProfileDir, 0) == 0 &&
+            profile.find('/', std::string_view(kInstalledProfileDir).size()) == std::string::npos);
+}
+
 } // namespace
 
 std::string resume_exec_start(const ResumeCommand& cmd) {
@@ -27,6 +41,16 @@ std::string resume_exec_start(const ResumeCommand& cmd) {
                 "digits, '.', '_', '/', '-'; move the profile or binary to a plain path",
                 *word));
         }
+    }
+    if (!installed_binary(cmd.gpuprov_path)) {
+        throw HostError(fmt::format("cannot set up resume after reboot: the unit would run {}, "
+                                    "not the installed /usr/bin/gpuprov or /usr/local/bin/gpuprov",
+                                    cmd.gpuprov_path));
+    }
+    if (!installed_profile(cmd.profile) || cmd.profile.find("..") != std::string::npos) {
+        throw HostError(fmt::format("cannot set up resume after reboot: the unit would read the "
+                                    "profile {}, not a built-in one or the copy under {}",
+                                    cmd.profile, kInstalledProfileDir));
     }
     // The filters and the reboot policy travel with the run: a resumed `apply --skip
     // monitoring --reboot never` must not install monitoring or reboot by itself.
@@ -53,6 +77,15 @@ std::string resume_exec_start(const ResumeCommand& cmd) {
 }
 
 void install_resume_unit(System& sys, const ResumeCommand& cmd) {
+    const auto exec_start = resume_exec_start(cmd);
+    // What runs as root at every boot until the run finishes: only root may have written it.
+    // (A missing file is apply's to install; the unit would then fail, not run a stranger's.)
+    if (sys.exists(cmd.gpuprov_path)) {
+        require_trusted(sys, cmd.gpuprov_path, "binary the resume unit would run");
+    }
+    if (cmd.profile.find('/') != std::string::npos && sys.exists(cmd.profile)) {
+        require_trusted(sys, cmd.profile, "profile the resume unit would read");
+    }
     const auto unit =
         fmt::format("{}[Unit]\n"
                     "Description=Finish gpuprov provisioning after the reboot the driver needed\n"
@@ -67,7 +100,7 @@ void install_resume_unit(System& sys, const ResumeCommand& cmd) {
                     "StandardOutput=journal+console\n\n"
                     "[Install]\n"
                     "WantedBy=multi-user.target\n",
-                    steps::kManagedHeader, resume_exec_start(cmd));
+                    steps::kManagedHeader, exec_start);
     sys.write_file_atomic(kResumeUnitPath, unit, 0644);
     if (steps::have_systemctl(sys)) {
         (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});

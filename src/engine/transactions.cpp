@@ -60,7 +60,8 @@ GroupRequest group_request(const Plan& plan, const std::vector<std::size_t>& gro
 }
 
 // Every profile repository whose verified index gpuprov holds, offered to apt's private view.
-std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const std::string& cache_dir) {
+std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const System& sys,
+                                           const std::string& cache_dir) {
     std::vector<SimulatedRepo> out;
     for (const auto& [name, spec] : ctx.profile.repositories) {
         const auto& state = ctx.repos.repo(name);
@@ -78,11 +79,15 @@ std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const std::st
                                                                             ctx.profile.name)});
             continue;
         }
+        // With an adopted source (NVIDIA's cuda-keyring) left in the view, the stanza names the
+        // same keyring (it holds the pinned key) so apt sees one Signed-By value for the URL.
+        const auto placement = steps::apt_repo_placement(ctx, sys, name);
+        const auto keyring = placement.adopted ? placement.files.keyring : dir + "/key.gpg";
         out.push_back(SimulatedRepo{
             .url = state.repo.url,
             .replaces_source = steps::apt_repo_files(name).source,
-            .source_text = fmt::format("Types: deb\nURIs: {}\nSuites: /\nSigned-By: {}/key.gpg\n",
-                                       state.repo.url, dir),
+            .source_text = fmt::format("Types: deb\nURIs: {}\nSuites: /\nSigned-By: {}\n",
+                                       state.repo.url, keyring),
             .inrelease_file = dir + "/InRelease",
             .packages_file = dir + "/Packages"});
     }
@@ -174,7 +179,7 @@ void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
         auto g = group_request(plan, group);
         if (!policy.scratch_dir.empty()) {
             g.req.scratch_dir = policy.scratch_dir;
-            g.req.repos = simulated_repos(ctx, policy.cache_dir);
+            g.req.repos = simulated_repos(ctx, sys, policy.cache_dir);
         }
         PlannedTransaction pt{.steps = g.steps, .transaction = pm->simulate(sys, g.req)};
         auto& t = pt.transaction;

@@ -10,6 +10,7 @@
 #include <gpuprov/error.hpp>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
+#include <map>
 #include <optional>
 
 namespace gpuprov {
@@ -82,51 +83,86 @@ std::string upper(std::string s) {
     return s;
 }
 
-std::string gpgv_verdict(const System& sys, std::vector<std::string> argv, const std::string& data,
-                         const std::string& pinned, std::string_view what, const std::string& url);
+/// gpgv's answer: `error` empty when the pinned key made a valid signature with a digest apt
+/// trusts; `out` is gpgv's stdout (the signed bytes, when it was asked for them with --output -).
+struct GpgvVerdict {
+    std::string error;
+    std::string out;
+};
+
+GpgvVerdict gpgv_verdict(const System& sys, std::vector<std::string> argv, const std::string& data,
+                         const std::string& pinned, std::string_view what, const std::string& url,
+                         bool status_on_stderr);
 
 /// Runs gpgv on `inrelease` (fed on stdin, so an unverified file never lands in the cache) with
 /// `keyring` as the only keyring, and reads its machine-readable status lines rather than its
 /// exit code: a second signature from some unrelated key must neither break nor satisfy the check.
-/// Returns the signed text.
+/// Returns the signed text exactly as gpgv extracted it (`--output -`), which is all that is
+/// parsed afterwards, like apt does; the status lines then come on stderr.
 Checked<std::string> verify_inrelease(const System& sys, const fs::path& keyring,
                                       const std::string& inrelease, const std::string& pinned,
                                       const std::string& url) {
-    auto text = clearsigned_text(inrelease);
-    if (!text) {
+    // apt refuses anything but exactly one clear-signed message; so does gpuprov, before gpgv
+    // (which would verify the first message and pass trailing junk through).
+    if (!clearsigned_text(inrelease)) {
         return {std::nullopt,
                 fmt::format("InRelease at {} is not a single clear-signed message", url)};
     }
-    const auto error =
-        gpgv_verdict(sys, {"gpgv", "--keyring", keyring.string(), "--status-fd", "1", "-"},
-                     inrelease, pinned, "InRelease", url);
-    if (!error.empty()) {
-        return {std::nullopt, error};
+    auto verdict = gpgv_verdict(
+        sys, {"gpgv", "--keyring", keyring.string(), "--status-fd", "2", "--output", "-", "-"},
+        inrelease, pinned, "InRelease", url, true);
+    if (!verdict.error.empty()) {
+        return {std::nullopt, verdict.error};
     }
-    return {std::move(text), {}};
+    if (verdict.out.empty()) {
+        return {std::nullopt, fmt::format("gpgv verified InRelease at {} but gave back no signed "
+                                          "text",
+                                          url)};
+    }
+    if (const auto problem = release_date_problem(verdict.out, sys.now()); !problem.empty()) {
+        return {std::nullopt, fmt::format("InRelease at {} {}", url, problem)};
+    }
+    return {std::move(verdict.out), {}};
+}
+
+/// The name apt gives an OpenPGP hash algorithm id (RFC 4880 9.4), and whether apt trusts
+/// signatures made with it: MD5, SHA-1 and RIPEMD-160 are refused (apt's methods/gpgv.cc marks
+/// them Untrusted), like any id apt does not know.
+std::pair<std::string, bool> digest_name(std::string_view id) {
+    static const std::map<std::string_view, std::pair<std::string, bool>> known = {
+        {"1", {"MD5", false}},   {"2", {"SHA1", false}},  {"3", {"RIPEMD160", false}},
+        {"8", {"SHA256", true}}, {"9", {"SHA384", true}}, {"10", {"SHA512", true}},
+        {"11", {"SHA224", true}}};
+    const auto it = known.find(id);
+    return it == known.end()
+               ? std::pair<std::string, bool>{"unknown digest " + std::string(id), false}
+               : it->second;
 }
 
 /// gpgv's verdict from its status lines, with `keyring` the only keyring: empty when the pinned
 /// key made a valid signature over `data` (fed on stdin), else why not.
-std::string gpgv_verdict(const System& sys, std::vector<std::string> argv, const std::string& data,
-                         const std::string& pinned, std::string_view what, const std::string& url) {
+GpgvVerdict gpgv_verdict(const System& sys, std::vector<std::string> argv, const std::string& data,
+                         const std::string& pinned, std::string_view what, const std::string& url,
+                         bool status_on_stderr) {
     Command cmd;
     cmd.argv = std::move(argv);
     cmd.timeout = std::chrono::seconds(60);
     cmd.stdin_data = data;
-    const auto r = sys.query(cmd);
+    auto r = sys.query(cmd);
     if (r.not_found) {
-        return fmt::format("cannot verify {}: gpgv is not installed (Debian and Ubuntu package "
-                           "'gpgv', EL package 'gnupg2')",
-                           url);
+        return {fmt::format("cannot verify {}: gpgv is not installed (Debian and Ubuntu package "
+                            "'gpgv', EL package 'gnupg2')",
+                            url),
+                {}};
     }
     if (r.timed_out) {
-        return fmt::format("cannot verify {}: gpgv timed out", url);
+        return {fmt::format("cannot verify {}: gpgv timed out", url), {}};
     }
     bool valid = false;
     std::string bad;
     std::string other_signer;
-    for (const auto& line : lines(r.out)) {
+    const auto& status = status_on_stderr ? r.err : r.out;
+    for (const auto& line : lines(status)) {
         if (!starts_with(line, "[GNUPG:] ")) {
             continue;
         }
@@ -143,10 +179,20 @@ std::string gpgv_verdict(const System& sys, std::vector<std::string> argv, const
             // The last field is the primary key's fingerprint, so a signing subkey of the
             // pinned key counts; older gpgv without it report the signing key itself.
             const auto primary = upper(w.size() >= 11 ? w.back() : w[1]);
-            if (primary == pinned) {
+            if (primary != pinned) {
+                other_signer = primary;
+                continue;
+            }
+            // VALIDSIG <fpr> <date> <time> <expire> <version> <reserved> <pk-algo> <hash-algo>:
+            // apt reads the hash algorithm there and refuses weak ones, so does gpuprov.
+            const auto [digest, trusted] = digest_name(w.size() >= 9 ? w[8] : "");
+            if (trusted) {
                 valid = true;
             } else {
-                other_signer = primary;
+                bad = fmt::format("a signature made with the weak digest {} (apt refuses MD5, "
+                                  "SHA-1 and RIPEMD-160 signatures; the repository must be "
+                                  "re-signed with SHA-256 or better)",
+                                  digest);
             }
         } else if (w[0] == "BADSIG") {
             bad = "a BAD signature (the file was altered after signing)";
@@ -162,17 +208,19 @@ std::string gpgv_verdict(const System& sys, std::vector<std::string> argv, const
         }
     }
     if (!bad.empty()) {
-        return fmt::format("{} at {} has {}", what, url, bad);
+        return {fmt::format("{} at {} has {}", what, url, bad), {}};
     }
     if (!valid) {
         if (!other_signer.empty()) {
-            return fmt::format("{} at {} is not signed by the pinned key {} (signed by {})", what,
-                               url, pinned, other_signer);
+            return {fmt::format("{} at {} is not signed by the pinned key {} (signed by {})", what,
+                                url, pinned, other_signer),
+                    {}};
         }
-        return fmt::format("gpgv found no valid signature on {}: {}", url,
-                           tail_lines(r.err.empty() ? r.out : r.err, 3));
+        return {fmt::format("gpgv found no valid signature on {}: {}", url,
+                            tail_lines(r.err.empty() ? r.out : r.err, 3)),
+                {}};
     }
-    return {};
+    return {{}, std::move(r.out)};
 }
 
 Checked<PackageIndex> checked_packages(const std::string& signed_text, const std::string& body,
@@ -389,10 +437,12 @@ IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_r
     } catch (const Error& e) {
         return failed(fmt::format("cannot write gpuprov's cache {}: {}", dir.string(), e.what()));
     }
-    const auto error = gpgv_verdict(sys,
-                                    {"gpgv", "--keyring", (dir / "key.gpg").string(), "--status-fd",
-                                     "1", (dir / "repomd.xml.asc").string(), "-"},
-                                    *repomd.value, repo.key_fingerprint, "repomd.xml", repomd_url);
+    const auto error =
+        gpgv_verdict(sys,
+                     {"gpgv", "--keyring", (dir / "key.gpg").string(), "--status-fd", "1",
+                      (dir / "repomd.xml.asc").string(), "-"},
+                     *repomd.value, repo.key_fingerprint, "repomd.xml", repomd_url, false)
+            .error;
     if (!error.empty()) {
         return failed(error);
     }

@@ -1,4 +1,7 @@
+#include <array>
 #include <cctype>
+#include <ctime>
+#include <fmt/format.h>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -19,7 +22,133 @@ bool is_hex(std::string_view s) {
     return !s.empty();
 }
 
+std::vector<std::string> words_of(std::string_view s) {
+    std::vector<std::string> out;
+    for (auto& w : split(trim(s), ' ')) {
+        if (!w.empty()) {
+            out.push_back(std::move(w));
+        }
+    }
+    return out;
+}
+
+/// The value of a field of the Release's first paragraph (names compare case-insensitively).
+std::optional<std::string> release_field(std::string_view release, std::string_view name) {
+    const auto want = to_lower(name);
+    for (const auto& line : lines(release)) {
+        if (trim(line).empty()) {
+            break;
+        }
+        if (line.front() == ' ' || line.front() == '\t') {
+            continue;
+        }
+        const auto colon = line.find(':');
+        if (colon != std::string::npos && to_lower(trim(line.substr(0, colon))) == want) {
+            return std::string(trim(line.substr(colon + 1)));
+        }
+    }
+    return std::nullopt;
+}
+
+std::string how_long(std::chrono::seconds d) {
+    const auto s = d.count();
+    if (s >= 86400) {
+        return fmt::format("{}d {}h", s / 86400, s % 86400 / 3600);
+    }
+    if (s >= 3600) {
+        return fmt::format("{}h {}min", s / 3600, s % 3600 / 60);
+    }
+    return fmt::format("{}min {}s", s / 60, s % 60);
+}
+
 } // namespace
+
+std::optional<std::chrono::system_clock::time_point> parse_release_date(std::string_view text) {
+    // RFC 2822 as Release files write it: "Tue, 01 Dec 2026 00:00:00 UTC" (the weekday is
+    // optional; the zone UTC, GMT, Z or +hhmm/-hhmm). Parsed by hand: strptime's %a and %b
+    // follow the locale.
+    auto w = words_of(text);
+    if (!w.empty() && w[0].size() == 4 && w[0].back() == ',') {
+        w.erase(w.begin());
+    }
+    if (w.size() != 5) {
+        return std::nullopt;
+    }
+    static constexpr std::array<std::string_view, 12> months = {
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
+    std::tm tm{};
+    const auto day = parse_int(w[0]);
+    const auto year = parse_int(w[2]);
+    int month = -1;
+    for (std::size_t i = 0; i < months.size(); ++i) {
+        if (to_lower(w[1]) == months[i]) {
+            month = static_cast<int>(i);
+        }
+    }
+    const auto hms = split(w[3], ':');
+    if (!day || !year || month < 0 || hms.size() != 3 || *day < 1 || *day > 31 || *year < 1970 ||
+        *year > 9999) {
+        return std::nullopt;
+    }
+    const auto h = parse_int(hms[0]);
+    const auto m = parse_int(hms[1]);
+    const auto sec = parse_int(hms[2]);
+    if (!h || !m || !sec || *h < 0 || *h > 23 || *m < 0 || *m > 59 || *sec < 0 || *sec > 60) {
+        return std::nullopt;
+    }
+    long long offset = 0;
+    const auto& zone = w[4];
+    if (zone.size() == 5 && (zone[0] == '+' || zone[0] == '-')) {
+        const auto hhmm = parse_int(zone.substr(1));
+        if (!hhmm || zone.find_first_not_of("0123456789", 1) != std::string::npos) {
+            return std::nullopt;
+        }
+        offset = (*hhmm / 100 * 3600 + *hhmm % 100 * 60) * (zone[0] == '-' ? -1 : 1);
+    } else if (zone != "UTC" && zone != "GMT" && zone != "Z") {
+        return std::nullopt;
+    }
+    tm.tm_year = static_cast<int>(*year - 1900);
+    tm.tm_mon = month;
+    tm.tm_mday = static_cast<int>(*day);
+    tm.tm_hour = static_cast<int>(*h);
+    tm.tm_min = static_cast<int>(*m);
+    tm.tm_sec = static_cast<int>(*sec);
+    const auto t = ::timegm(&tm);
+    return std::chrono::system_clock::from_time_t(t) - std::chrono::seconds(offset);
+}
+
+std::optional<std::chrono::system_clock::time_point> release_date(std::string_view release) {
+    const auto text = clearsigned_text(release);
+    const auto value = release_field(text ? std::string_view(*text) : release, "Date");
+    return value ? parse_release_date(*value) : std::nullopt;
+}
+
+std::string release_date_problem(std::string_view release,
+                                 std::chrono::system_clock::time_point now) {
+    using std::chrono::duration_cast;
+    using std::chrono::seconds;
+    for (const auto* name : {"Date", "Valid-Until"}) {
+        const auto value = release_field(release, name);
+        if (!value) {
+            continue;
+        }
+        const auto when = parse_release_date(*value);
+        if (!when) {
+            return fmt::format("has an unreadable {} '{}'", name, *value);
+        }
+        if (std::string_view(name) == "Date" && *when > now + kReleaseMaxFutureTime) {
+            return fmt::format("is not valid yet (its Date, {}, is {} ahead of this host's clock; "
+                               "check the clock, or the mirror's)",
+                               *value, how_long(duration_cast<seconds>(*when - now)));
+        }
+        if (std::string_view(name) == "Valid-Until" && *when < now) {
+            return fmt::format("is expired (Valid-Until {}, {} ago): a mirror that stopped "
+                               "syncing, or an old copy replayed",
+                               *value, how_long(duration_cast<seconds>(now - *when)));
+        }
+    }
+    return {};
+}
 
 std::optional<std::string> clearsigned_text(std::string_view message) {
     const auto all = lines(message);

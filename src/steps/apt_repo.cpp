@@ -1,8 +1,8 @@
 #include "apt_repo.hpp"
 
+#include "apt_sources.hpp"
 #include "dnf_repo.hpp"
 
-#include <array>
 #include <cstring>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
@@ -11,10 +11,9 @@
 namespace gpuprov::steps {
 
 AptRepoFiles apt_repo_files(const std::string& repo_name) {
-    if (repo_name == "cuda") {
-        return {"/usr/share/keyrings/cuda-archive-keyring.gpg",
-                "/etc/apt/sources.list.d/gpuprov-cuda.sources"};
-    }
+    // Never /usr/share/keyrings/cuda-archive-keyring.gpg: NVIDIA's cuda-keyring package owns
+    // that path (nvidia-facts.md §2.3); when it is installed its source is adopted instead
+    // (apt_repo_placement).
     if (repo_name == "container-toolkit") {
         return {"/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg",
                 "/etc/apt/sources.list.d/gpuprov-container-toolkit.sources"};
@@ -38,40 +37,6 @@ namespace {
 
 constexpr const char* kAptLists = "/var/lib/apt/lists/";
 
-/// InRelease's `Date:` as a sortable "YYYYMMDDhh:mm:ss" (RFC 2822, "Sat, 01 Jun 2024 12:00:00
-/// UTC"; apt writes UTC); empty when absent or unreadable.
-std::string release_date(std::string_view inrelease) {
-    const auto text = clearsigned_text(inrelease);
-    for (const auto& line : lines(text ? *text : std::string(inrelease))) {
-        if (!starts_with(line, "Date:")) {
-            continue;
-        }
-        std::vector<std::string> w;
-        for (auto& word : split(trim(std::string_view(line).substr(5)), ' ')) {
-            if (!word.empty()) {
-                w.push_back(std::move(word));
-            }
-        }
-        if (!w.empty() && w[0].back() == ',') {
-            w.erase(w.begin()); // the weekday
-        }
-        static constexpr std::array<const char*, 12> kMonths{
-            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-        if (w.size() < 4 || w[3].size() != 8) {
-            return {};
-        }
-        const auto day = parse_int(w[0]);
-        const auto year = parse_int(w[2]);
-        for (std::size_t m = 0; m < kMonths.size(); ++m) {
-            if (w[1] == kMonths[m] && day && year) {
-                return fmt::format("{:04}{:02}{:02}{}", *year, m + 1, *day, w[3]);
-            }
-        }
-        return {};
-    }
-    return {};
-}
-
 bool keyring_ok(const System& sys, const std::string& path, const std::string& fingerprint) {
     const auto data = sys.read_file(path);
     if (!data) {
@@ -87,6 +52,41 @@ ManagedFile source_file(const StepContext& ctx, const RepoState& state, const Ap
 
 } // namespace
 
+AptRepoPlacement apt_repo_placement(const StepContext& ctx, const System& sys,
+                                    const std::string& repo_name) {
+    AptRepoPlacement out{apt_repo_files(repo_name), false, {}};
+    const auto spec = ctx.profile.repositories.find(repo_name);
+    if (spec == ctx.profile.repositories.end()) {
+        return out;
+    }
+    const auto url =
+        resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch, ctx.facts.pkg_arch)
+            .url;
+    const auto foreign = foreign_apt_source(sys, url, out.files.source);
+    if (!foreign) {
+        return out;
+    }
+    const auto where = fmt::format("{}:{}", foreign->file, foreign->line);
+    if (!foreign->signed_by.empty() && foreign->signed_by.front() == '/' &&
+        keyring_ok(sys, foreign->signed_by, spec->second.key_fingerprint)) {
+        // Another package (NVIDIA's cuda-keyring) already trusts exactly the pinned key for
+        // this URL: use its source and key rather than write a second entry apt would refuse.
+        out.files = {foreign->signed_by, foreign->file};
+        out.adopted = true;
+        return out;
+    }
+    out.conflict = fmt::format(
+        "{} (another package's source, e.g. NVIDIA's cuda-keyring) also configures {} with {}, "
+        "which does not hold exactly the pinned key {}; apt refuses two Signed-By values for one "
+        "source (\"Conflicting values set for option Signed-By\"). Fix: remove that source "
+        "(apt-get purge cuda-keyring, or delete {}), or pin the key it holds",
+        where, url,
+        foreign->signed_by.empty() ? std::string("no Signed-By")
+                                   : "Signed-By " + foreign->signed_by,
+        spec->second.key_fingerprint, foreign->file);
+    return out;
+}
+
 bool apt_repo_in_place(const StepContext& ctx, const System& sys, const std::string& repo_name) {
     if (ctx.facts.os.family == "rhel") {
         return dnf_repo_in_place(ctx, sys, repo_name);
@@ -95,7 +95,15 @@ bool apt_repo_in_place(const StepContext& ctx, const System& sys, const std::str
     if (spec == ctx.profile.repositories.end()) {
         return false;
     }
-    const auto files = apt_repo_files(repo_name);
+    const auto placement = apt_repo_placement(ctx, sys, repo_name);
+    if (!placement.conflict.empty()) {
+        return false;
+    }
+    if (placement.adopted) {
+        // The adopted source's key holds the pin; gpuprov's own entry must be gone.
+        return !sys.exists(apt_repo_files(repo_name).source);
+    }
+    const auto& files = placement.files;
     const auto resolved =
         resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch, ctx.facts.pkg_arch);
     return keyring_ok(sys, files.keyring, spec->second.key_fingerprint) &&
@@ -149,12 +157,12 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
     }
     const auto have = release_date(*lists);
     const auto want = release_date(*known);
-    if (!have.empty() && !want.empty() && have >= want) {
+    if (have && want && *have >= *want) {
         st.current = true; // apt already has a newer InRelease than gpuprov's copy
         return st;
     }
     st.why =
-        have.empty() || want.empty()
+        !have || !want
             ? fmt::format("apt's {} differs from the InRelease gpuprov verified", st.inrelease)
             : fmt::format("apt's {} is older than the InRelease gpuprov verified", st.inrelease);
     return st;
@@ -182,7 +190,26 @@ void check_apt_repo(const StepContext& ctx, const System& sys, const std::string
         check_dnf_repo(ctx, sys, repo_name, r);
         return;
     }
-    if (apt_repo_in_place(ctx, sys, repo_name)) {
+    const auto placement = apt_repo_placement(ctx, sys, repo_name);
+    if (!placement.conflict.empty()) {
+        r.status = StepStatus::blocked;
+        r.reason = placement.conflict;
+        return;
+    }
+    if (placement.adopted) {
+        const auto own = apt_repo_files(repo_name).source;
+        if (sys.exists(own)) {
+            r.status = StepStatus::pending;
+            r.reason = fmt::format("{} already configures this repository with the pinned key "
+                                   "({}); gpuprov's own {} would make apt refuse both",
+                                   placement.files.source, placement.files.keyring, own);
+            r.changes.push_back(
+                Change{.kind = Change::Kind::file,
+                       .target = own,
+                       .detail = "remove (adopting " + placement.files.source + ")"});
+        }
+    }
+    if (placement.adopted || apt_repo_in_place(ctx, sys, repo_name)) {
         const auto lists = apt_lists_state(ctx, sys, repo_name);
         if (lists.current) {
             return;
@@ -195,12 +222,12 @@ void check_apt_repo(const StepContext& ctx, const System& sys, const std::string
         if (r.reason.empty()) {
             r.reason = lists.why;
         }
-        r.changes.push_back(command_change(
-            make_package_manager(ctx.facts)->refresh_source(apt_repo_files(repo_name).source),
-            "refresh this repository's index only: " + lists.why));
+        r.changes.push_back(
+            command_change(make_package_manager(ctx.facts)->refresh_source(placement.files.source),
+                           "refresh this repository's index only: " + lists.why));
         return;
     }
-    const auto files = apt_repo_files(repo_name);
+    const auto& files = placement.files;
     plan_repository_write(
         ctx, sys, repo_name, files.keyring,
         [&](const RepoState& state) { return source_file(ctx, state, files); },
@@ -212,8 +239,8 @@ namespace {
 /// apt-get update exits 0 even when a source's index failed to download ("W: Failed to fetch"),
 /// so the refresh is judged by apt's lists afterwards.
 void refresh_and_check(const StepContext& ctx, System& sys, const PackageManager& pm,
-                       const std::string& repo_name) {
-    run_checked(sys, pm.refresh_source(apt_repo_files(repo_name).source));
+                       const std::string& repo_name, const std::string& source) {
+    run_checked(sys, pm.refresh_source(source));
     const auto lists = apt_lists_state(ctx, sys, repo_name);
     if (!lists.current) {
         throw HostError(fmt::format("repository '{}': apt-get update ran, but {} (a mirror in "
@@ -229,9 +256,18 @@ void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo
         apply_dnf_repo(ctx, sys, repo_name);
         return;
     }
-    if (apt_repo_in_place(ctx, sys, repo_name)) {
+    const auto placement = apt_repo_placement(ctx, sys, repo_name);
+    if (!placement.conflict.empty()) {
+        throw HostError(fmt::format("repository '{}': {}", repo_name, placement.conflict));
+    }
+    if (placement.adopted) {
+        // Its own entry goes; its own key stays (harmless, and never the package's file).
+        sys.remove_file(apt_repo_files(repo_name).source);
+    }
+    if (placement.adopted || apt_repo_in_place(ctx, sys, repo_name)) {
         if (!apt_lists_state(ctx, sys, repo_name).current) {
-            refresh_and_check(ctx, sys, *make_package_manager(ctx.facts), repo_name);
+            refresh_and_check(ctx, sys, *make_package_manager(ctx.facts), repo_name,
+                              placement.files.source);
         }
         return;
     }
@@ -239,7 +275,7 @@ void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo
     if (!state.key) {
         throw NetworkError(fmt::format("repository '{}': {}", repo_name, state.error));
     }
-    const auto files = apt_repo_files(repo_name);
+    const auto& files = placement.files;
     const auto pm = make_package_manager(ctx.facts);
     const ManagedFile key{files.keyring, state.key->binary, 0644};
     const auto source = source_file(ctx, state, files);
@@ -251,7 +287,7 @@ void apply_apt_repo(const StepContext& ctx, System& sys, const std::string& repo
     write_managed(sys, key);
     try {
         write_managed(sys, source);
-        refresh_and_check(ctx, sys, *pm, repo_name);
+        refresh_and_check(ctx, sys, *pm, repo_name, files.source);
     } catch (const Error&) {
         if (source_changed) {
             restore_managed(sys, files.source);

@@ -10,9 +10,24 @@ struct AptRepoFiles {
     std::string source;
 };
 
-/// The paths for a profile repository name. The keyring names match NVIDIA's own packages
-/// (cuda-keyring, the container toolkit guide), so apt never sees two Signed-By values.
+/// The paths gpuprov writes for a profile repository name: /usr/share/keyrings/gpuprov-<name>.gpg
+/// (never cuda-keyring's cuda-archive-keyring.gpg) and .../sources.list.d/gpuprov-<name>.sources;
+/// container-toolkit's keyring is the name NVIDIA's install guide uses.
 [[nodiscard]] AptRepoFiles apt_repo_files(const std::string& repo_name);
+
+/// Where this repository lives on this host. Normally gpuprov's own files. When another
+/// source names the same URL (NVIDIA's cuda-keyring package, foreign_apt_source) and its
+/// Signed-By keyring holds exactly the pinned key, that source and keyring are adopted: gpuprov
+/// writes neither, removes its own entry (apt refuses two Signed-By values for one URL) and
+/// refreshes through that file. Any other foreign entry is a conflict: `conflict` says which
+/// file and line and the fix, and the step blocks.
+struct AptRepoPlacement {
+    AptRepoFiles files;
+    bool adopted = false;
+    std::string conflict;
+};
+[[nodiscard]] AptRepoPlacement apt_repo_placement(const StepContext& ctx, const System& sys,
+                                                  const std::string& repo_name);
 [[nodiscard]] std::string deb822_source(const ResolvedRepo& repo, const std::string& keyring,
                                         const std::string& profile_name);
 

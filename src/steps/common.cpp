@@ -39,8 +39,12 @@ void write_managed(System& sys, const ManagedFile& f) {
         }
         const auto backup = backup_path(sys, f.path);
         sys.write_file_atomic(backup, *before, 0600);
-        // The marker names the newest backup, so a failed step can put the old file back.
-        sys.write_file_atomic(backup_marker(f.path), backup + "\n", 0600);
+        // The marker names the newest backup, so a failed step can put the old file back, and
+        // the mode the file had, which the backup (0600, root's) does not keep.
+        const auto info = sys.lstat(f.path);
+        const unsigned mode = info ? (info->mode & 07777U) : f.mode;
+        sys.write_file_atomic(backup_marker(f.path), fmt::format("{}\nmode {:04o}\n", backup, mode),
+                              0600);
     } else {
         sys.remove_file(backup_marker(f.path));
     }
@@ -50,8 +54,22 @@ void write_managed(System& sys, const ManagedFile& f) {
 void restore_managed(System& sys, const std::string& path) {
     const auto marker = sys.read_file(backup_marker(path));
     if (marker) {
-        if (const auto old = sys.read_file(std::string(trim(*marker)))) {
-            sys.write_file_atomic(path, *old, 0644);
+        const auto marker_lines = lines(*marker);
+        const auto backup =
+            marker_lines.empty() ? std::string() : std::string(trim(marker_lines[0]));
+        // Markers written before the mode was recorded restore the old default, 0644.
+        unsigned mode = 0644;
+        if (marker_lines.size() > 1 && starts_with(marker_lines[1], "mode ")) {
+            const auto octal = std::string(trim(std::string_view(marker_lines[1]).substr(5)));
+            if (!octal.empty() && octal.size() <= 4 &&
+                octal.find_first_not_of("01234567") == std::string::npos) {
+                mode = static_cast<unsigned>(std::stoul(octal, nullptr, 8));
+            }
+        }
+        if (const auto old = sys.read_file(backup)) {
+            // write_file_atomic keeps the owner of the file it replaces (the one the original
+            // was rewritten over, which kept the original's owner the same way).
+            sys.write_file_atomic(path, *old, mode);
             return;
         }
     }

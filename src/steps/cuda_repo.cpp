@@ -32,7 +32,7 @@ public:
 
     [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
                                                    const System& sys) const override {
-        const auto files = apt_repo_files("cuda");
+        const auto files = apt_repo_placement(ctx, sys, "cuda").files;
         const bool ok = apt_repo_in_place(ctx, sys, "cuda");
         std::vector<CheckOutcome> out{
             CheckOutcome{.id = "cuda-repo.source",

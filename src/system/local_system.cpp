@@ -43,6 +43,39 @@ private:
     throw HostError(fmt::format("{} {}: {}", what, p.string(), std::strerror(errno)));
 }
 
+void fsync_dir(const fs::path& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+/// mkdir -p with mode 0755 whatever the umask, each new directory's entry synced to disk (its
+/// parent fsynced), so a file renamed into a new directory survives a crash with its path.
+/// Returns false with errno set when a directory could not be made.
+bool make_dirs_durable(const fs::path& dir) {
+    std::vector<fs::path> missing;
+    for (auto p = dir; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) == 0) {
+            break;
+        }
+        missing.push_back(p);
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        if (::mkdir(it->c_str(), 0755) != 0) {
+            if (errno == EEXIST) {
+                continue; // made by someone else meanwhile: theirs, mode and all
+            }
+            return false;
+        }
+        ::chmod(it->c_str(), 0755); // the umask may have taken bits away
+        fsync_dir(it->parent_path());
+    }
+    return true;
+}
+
 } // namespace
 
 LocalSystem::LocalSystem(fs::path root) : m_root(std::move(root)) {}
@@ -135,6 +168,14 @@ std::optional<FileStamp> LocalSystem::stamp(const fs::path& path) const {
                                  st.st_mtim.tv_nsec};
 }
 
+std::optional<FileInfo> LocalSystem::lstat(const fs::path& path) const {
+    struct stat st {};
+    if (::lstat(resolve(path).c_str(), &st) != 0) {
+        return std::nullopt;
+    }
+    return FileInfo{.uid = st.st_uid, .gid = st.st_gid, .mode = st.st_mode};
+}
+
 namespace {
 
 CommandResult run_logged(const Command& cmd, bool changes) {
@@ -217,8 +258,7 @@ std::optional<int> LocalSystem::lock_holder(const fs::path& path) const {
 
 void LocalSystem::write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
     const auto target = resolve(path);
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
+    (void)make_dirs_durable(target.parent_path()); // mkstemp below reports what went wrong
     auto tmp_name = target.string() + ".gpuprov-tmp-XXXXXX";
     const int fd = ::mkstemp(tmp_name.data());
     if (fd < 0) {
@@ -237,6 +277,14 @@ void LocalSystem::write_file_atomic(const fs::path& path, std::string_view conte
         }
         done += static_cast<std::size_t>(n);
     }
+    // A file replaced keeps its owner and group (a config file another package gave to a
+    // service's group stays readable by it); a new one is the writer's. Only root can give a
+    // file away, so for anyone else this is a no-op.
+    struct stat old {};
+    if (::lstat(target.c_str(), &old) == 0 && S_ISREG(old.st_mode) &&
+        (old.st_uid != ::geteuid() || old.st_gid != ::getegid())) {
+        (void)::fchown(fd, old.st_uid, old.st_gid);
+    }
     if (::fchmod(fd, static_cast<mode_t>(mode)) != 0 || ::fsync(fd) != 0) {
         ::close(fd);
         ::unlink(tmp_name.c_str());
@@ -248,11 +296,7 @@ void LocalSystem::write_file_atomic(const fs::path& path, std::string_view conte
         fail("cannot rename into place", target);
     }
     // The rename is durable only once the directory entry is on disk.
-    const int dir = ::open(target.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-    }
+    fsync_dir(target.parent_path());
 }
 
 void LocalSystem::remove_file(const fs::path& path) {
@@ -263,10 +307,8 @@ void LocalSystem::remove_file(const fs::path& path) {
 }
 
 void LocalSystem::make_dirs(const fs::path& path) {
-    std::error_code ec;
-    fs::create_directories(resolve(path), ec);
-    if (ec) {
-        throw HostError(fmt::format("cannot create {}: {}", path.string(), ec.message()));
+    if (!make_dirs_durable(resolve(path))) {
+        throw HostError(fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
     }
 }
 
@@ -284,8 +326,7 @@ void LocalSystem::make_symlink(const fs::path& target, const fs::path& link) {
 
 std::unique_ptr<FileLock> LocalSystem::try_lock(const fs::path& path) {
     const auto target = resolve(path);
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
+    (void)make_dirs_durable(target.parent_path()); // open below reports what went wrong
     const int fd = ::open(target.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         fail("cannot open lock file", target);

@@ -4,6 +4,7 @@
 #include <gpuprov/strings.hpp>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace gpuprov::testing {
 
@@ -95,6 +96,14 @@ void FakeSystem::add_dir(const std::string& path) {
 void FakeSystem::add_link(const std::string& path, const std::string& target) {
     m_links[norm(path)] = target;
     add_dir(fs::path(norm(path)).parent_path().string());
+}
+
+void FakeSystem::set_owner(const std::string& path, unsigned uid, unsigned gid) {
+    m_owners[norm(path)] = {uid, gid};
+}
+
+void FakeSystem::set_mode(const std::string& path, unsigned mode) {
+    m_modes[norm(path)] = mode;
 }
 
 void FakeSystem::on_command(std::vector<std::string> argv, CommandResult result) {
@@ -204,6 +213,31 @@ std::optional<FileStamp> FakeSystem::stamp(const fs::path& path) const {
     return FileStamp{.size = it->second.size(),
                      .inode = m_versions.at(it->first),
                      .mtime_ns = m_mtimes.at(it->first)};
+}
+
+std::optional<FileInfo> FakeSystem::lstat(const fs::path& path) const {
+    const auto p = norm(path);
+    unsigned type = 0;
+    unsigned perms = 0;
+    if (m_links.count(p) != 0) {
+        type = S_IFLNK;
+        perms = 0777;
+    } else if (m_files.count(p) != 0) {
+        type = S_IFREG;
+        perms = 0644;
+    } else if (m_dirs.count(p) != 0) {
+        type = S_IFDIR;
+        perms = 0755;
+    } else {
+        return std::nullopt;
+    }
+    if (const auto mode = m_modes.find(p); mode != m_modes.end() && type != S_IFLNK) {
+        perms = mode->second;
+    }
+    const auto owner = m_owners.find(p);
+    return FileInfo{.uid = owner == m_owners.end() ? 0 : owner->second.first,
+                    .gid = owner == m_owners.end() ? 0 : owner->second.second,
+                    .mode = type | perms};
 }
 
 CommandResult FakeSystem::answer(const Command& cmd) const {

@@ -29,6 +29,9 @@ public:
     /// Files get the fake clock's time when written; this back- or post-dates one.
     void set_mtime(const std::string& path, std::chrono::system_clock::time_point when);
     void add_link(const std::string& path, const std::string& target);
+    /// Owner and permission bits lstat() reports for a file, directory or link (no type bits).
+    void set_owner(const std::string& path, unsigned uid, unsigned gid = 0);
+    void set_mode(const std::string& path, unsigned mode);
     /// The result for an exact argv. Later calls replace earlier ones.
     void on_command(std::vector<std::string> argv, CommandResult result);
     /// A handler for every argv starting with `prefix`; exact matches win.
@@ -70,6 +73,9 @@ public:
     read_link(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<DiskSpace> disk_space(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<FileStamp> stamp(const std::filesystem::path&) const override;
+    /// Files, directories and links are root's (uid 0, gid 0) unless set_owner said otherwise;
+    /// files have their written mode (0644 by default), directories 0755, links 0777.
+    [[nodiscard]] std::optional<FileInfo> lstat(const std::filesystem::path&) const override;
     [[nodiscard]] CommandResult query(const Command&) const override;
     [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;
     [[nodiscard]] std::optional<std::string> env(std::string_view name) const override;
@@ -92,6 +98,7 @@ private:
     [[nodiscard]] CommandResult answer(const Command&) const;
     std::map<std::string, std::string> m_files;
     std::map<std::string, unsigned> m_modes;
+    std::map<std::string, std::pair<unsigned, unsigned>> m_owners; ///< uid, gid
     std::map<std::string, std::uint64_t> m_versions; ///< bumped on every write of a path
     std::map<std::string, std::int64_t> m_mtimes;    ///< ns since the epoch, by the fake clock
     std::set<std::string> m_dirs;

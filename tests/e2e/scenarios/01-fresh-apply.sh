@@ -12,17 +12,18 @@ gp verify "$PROFILE_IN_ROOT"
 expect_rc "verify after apply" 0
 
 FPR=$(mirror_fingerprint)
-assert_eq "cuda keyring holds exactly the mirror key" "$FPR" "$(keyring_fprs /usr/share/keyrings/cuda-archive-keyring.gpg | paste -sd,)"
+assert_eq "cuda keyring holds exactly the mirror key" "$FPR" "$(keyring_fprs /usr/share/keyrings/gpuprov-cuda.gpg | paste -sd,)"
 assert_eq "container-toolkit keyring holds exactly the mirror key" "$FPR" \
     "$(keyring_fprs /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg | paste -sd,)"
 assert_no_file "no apt-key trusted.gpg" "$ROOT/etc/apt/trusted.gpg"
+assert_no_file "cuda-keyring's own path is left to that package" "$ROOT/usr/share/keyrings/cuda-archive-keyring.gpg"
 
 SRC=$ROOT/etc/apt/sources.list.d/gpuprov-cuda.sources
 assert_file "cuda deb822 source" "$SRC"
 assert_grep "cuda source: Types" '^Types: *deb$' "$SRC"
 assert_grep "cuda source: URIs on the mirror, debian12 slug" "^URIs: *https://127\.0\.0\.1:$MIRROR_PORT/compute/cuda/repos/debian12/x86_64/?$" "$SRC"
 assert_grep "cuda source: flat suite" '^Suites: */$' "$SRC"
-assert_grep "cuda source: Signed-By the keyring" '^Signed-By: */usr/share/keyrings/cuda-archive-keyring\.gpg$' "$SRC"
+assert_grep "cuda source: Signed-By the keyring" '^Signed-By: */usr/share/keyrings/gpuprov-cuda\.gpg$' "$SRC"
 CSRC=$ROOT/etc/apt/sources.list.d/gpuprov-container-toolkit.sources
 assert_file "container-toolkit deb822 source" "$CSRC"
 assert_grep "container-toolkit source: URIs" "^URIs: *https://127\.0\.0\.1:$MIRROR_PORT/libnvidia-container/stable/deb/amd64/?$" "$CSRC"

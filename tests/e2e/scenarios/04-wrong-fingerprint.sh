@@ -17,7 +17,7 @@ else
     log "note: the error does not show either fingerprint (expected $(mirror_fingerprint), got $wrong)"
 fi
 assert_no_file "no cuda source" "$ROOT/etc/apt/sources.list.d/gpuprov-cuda.sources"
-assert_no_file "no cuda keyring" "$ROOT/usr/share/keyrings/cuda-archive-keyring.gpg"
+assert_no_file "no cuda keyring" "$ROOT/usr/share/keyrings/gpuprov-cuda.gpg"
 assert_no_pkg cuda-drivers-550
 assert_no_pkg cuda-toolkit-12-4
 assert_no_tmp_files

@@ -9,7 +9,7 @@ scenario_begin clean
 
 BASE="127.0.0.1:$MIRROR_PORT/compute/cuda/repos/debian12/x86_64"
 SRC=/etc/apt/sources.list.d/gpuprov-cuda.sources
-KEY=/usr/share/keyrings/cuda-archive-keyring.gpg
+KEY=/usr/share/keyrings/gpuprov-cuda.gpg
 
 after_failure() { # LABEL
     assert_source_has_key "$SRC ($1)" "$KEY"

@@ -6,6 +6,7 @@
 // wants link, `modprobe nvidia` loads the module (unless nouveau holds the GPUs). So a second
 // apply sees a converged host.
 #include "fake_system.hpp"
+#include "gpgv_stand_in.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -322,10 +323,11 @@ private:
         sys.on_command_prefix({"gpgv"}, [this](const Command& cmd) {
             if (!gpgv_installed()) {
                 const auto f = fingerprint();
-                return CommandResult{.out = "[GNUPG:] NEWSIG\n[GNUPG:] VALIDSIG " + f +
-                                            " 2026-12-02 1796218524 0 4 0 1 10 01 " + f + "\n"};
+                return gpuprov::testing::gpgv_answer(
+                    cmd, "[GNUPG:] NEWSIG\n[GNUPG:] VALIDSIG " + f +
+                             " 2026-12-02 1796218524 0 4 0 1 10 01 " + f + "\n");
             }
-            EXPECT_EQ(cmd.argv.size(), 6u);
+            EXPECT_EQ(cmd.argv.size(), 8u);
             const auto real_keyring = m_tmp / "keyring.gpg";
             std::ofstream(real_keyring, std::ios::binary) << sys.file(cmd.argv.at(2)).value_or("");
             auto real = cmd;
@@ -350,14 +352,17 @@ private:
                            "E: Some index files failed to download. They have been ignored, or "
                            "old ones used instead.\n"};
             }
-            // Like apt: the sources named by Dir::Etc::sourcelist land in the lists.
+            // Like apt: the sources named by Dir::Etc::sourcelist land in the lists, deb822 or
+            // one-line (`deb [signed-by=...] URL /`, cuda-keyring's .list).
             for (const auto& arg : cmd.argv) {
                 if (!arg.starts_with("Dir::Etc::sourcelist=")) {
                     continue;
                 }
                 const auto source = sys.file(arg.substr(arg.find('=') + 1)).value_or("");
                 for (const auto& url : {kCudaUrl, kCtkUrl}) {
-                    if (contains(source, "URIs: " + url + "\n")) {
+                    if (contains(source, "URIs: " + url + "\n") ||
+                        contains(source, "] " + url + " /") ||
+                        contains(source, "deb " + url + " /")) {
                         write_apt_lists(url);
                     }
                 }
@@ -659,12 +664,12 @@ namespace gpuprov::enginetest {
 inline const std::string kManaged = "# Managed by gpuprov; local edits are replaced.\n";
 inline const std::string kBlacklistPath = "/etc/modprobe.d/blacklist-nouveau.conf";
 inline const std::string kBlacklist = kManaged + "blacklist nouveau\noptions nouveau modeset=0\n";
-inline const std::string kCudaKeyring = "/usr/share/keyrings/cuda-archive-keyring.gpg";
+inline const std::string kCudaKeyring = "/usr/share/keyrings/gpuprov-cuda.gpg";
 inline const std::string kCudaSourcePath = "/etc/apt/sources.list.d/gpuprov-cuda.sources";
 inline const std::string kCudaSource =
     "# Managed by gpuprov (profile engine-test); local edits are replaced.\n"
     "Types: deb\nURIs: https://mirror.test/cuda/debian12/x86_64/\nSuites: /\n"
-    "Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg\n";
+    "Signed-By: /usr/share/keyrings/gpuprov-cuda.gpg\n";
 inline const std::string kCtkKeyring = "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg";
 inline const std::string kCtkSourcePath =
     "/etc/apt/sources.list.d/gpuprov-container-toolkit.sources";

@@ -1,7 +1,9 @@
 // cuda-repo apply: key before source, one index refresh of that source only, and on failure
 // never a source without its key.
+#include "apt_sources.hpp"
 #include "host_builder.hpp"
 
+#include <algorithm>
 #include <gpuprov/error.hpp>
 
 using namespace gpuprov;
@@ -136,3 +138,112 @@ TEST_F(CudaRepo, UnreachableKeyThrowsNamingTheUrlAndWritesNothing) {
 }
 
 } // namespace
+
+// ---- NVIDIA's cuda-keyring package (nvidia-facts.md §2.3) ----
+
+namespace {
+
+const std::string kPkgKeyring = "/usr/share/keyrings/cuda-archive-keyring.gpg";
+const std::string kPkgList = "/etc/apt/sources.list.d/cuda-debian12-x86_64.list";
+
+/// What cuda-keyring installs, pointed at the test mirror, with `key` as its keyring.
+void install_cuda_keyring(TestHost& host, const std::string& key) {
+    host.sys.add_file(kPkgKeyring, key);
+    host.sys.add_file(kPkgList, "deb [signed-by=" + kPkgKeyring + "] " + kCudaUrl + " /\n");
+}
+
+} // namespace
+
+TEST_F(CudaRepo, NeverWritesTheKeyringPathCudaKeyringOwns) {
+    TestHost host;
+    EXPECT_EQ(apply(host), StepStatus::done);
+    EXPECT_FALSE(host.sys.exists(kPkgKeyring));
+    EXPECT_TRUE(contains(host.sys.file(kCudaSourcePath).value_or(""),
+                         "Signed-By: /usr/share/keyrings/gpuprov-cuda.gpg\n"));
+}
+
+TEST_F(CudaRepo, CudaKeyringWithThePinnedKeyIsAdoptedAndGpuprovsOwnSourceRemoved) {
+    TestHost host;
+    EXPECT_EQ(apply(host), StepStatus::done);
+    // The package arrives after gpuprov: apt would now refuse both entries.
+    install_cuda_keyring(host, read_fixture("engine/test-key.gpg"));
+    host.clear_records();
+    StepRunner run(host, profile);
+    const auto planned = run.check("cuda-repo");
+    EXPECT_EQ(planned.status, StepStatus::pending);
+    EXPECT_TRUE(contains(planned.reason, kPkgList)) << planned.reason;
+    ASSERT_FALSE(planned.changes.empty());
+    EXPECT_EQ(planned.changes[0].target, kCudaSourcePath);
+    EXPECT_TRUE(contains(planned.changes[0].detail, "remove")) << planned.changes[0].detail;
+
+    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+              StepStatus::done);
+    EXPECT_FALSE(host.sys.exists(kCudaSourcePath));
+    // Neither side's key is touched: the package's stays its own, gpuprov's stays gpuprov's.
+    EXPECT_TRUE(host.sys.file(kPkgKeyring) == read_fixture("engine/test-key.gpg"));
+    EXPECT_TRUE(host.sys.file(kCudaKeyring) == read_fixture("engine/test-key.gpg"));
+    EXPECT_EQ(std::count(host.sys.files_written.begin(), host.sys.files_written.end(), kPkgKeyring),
+              0);
+    // Converged: the adopted source is in place and nothing more is planned.
+    StepRunner again(host, profile);
+    const auto after = again.check("cuda-repo");
+    EXPECT_EQ(after.status, StepStatus::satisfied) << after.reason;
+}
+
+TEST_F(CudaRepo, RefreshGoesThroughTheAdoptedSource) {
+    TestHost host;
+    install_cuda_keyring(host, read_fixture("engine/test-key.gpg"));
+    StepRunner run(host, profile);
+    const auto planned = run.check("cuda-repo");
+    EXPECT_EQ(planned.status, StepStatus::pending) << planned.reason;
+    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.commands_ran, std::vector<Strings>{refresh_argv(kPkgList)});
+    EXPECT_FALSE(host.sys.exists(kCudaSourcePath));
+    EXPECT_FALSE(host.sys.exists(kCudaKeyring));
+}
+
+TEST_F(CudaRepo, CudaKeyringWithAnotherKeyBlocksWithTheFix) {
+    TestHost host;
+    install_cuda_keyring(host, read_fixture("repo/test-key.gpg")); // not the pinned key
+    StepRunner run(host, profile);
+    const auto planned = run.check("cuda-repo");
+    EXPECT_EQ(planned.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(planned.reason, kPkgList + ":1")) << planned.reason;
+    EXPECT_TRUE(contains(planned.reason, "Conflicting values set for option Signed-By"))
+        << planned.reason;
+    EXPECT_TRUE(contains(planned.reason, "apt-get purge cuda-keyring")) << planned.reason;
+    EXPECT_THROW(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+                 HostError);
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+}
+
+TEST(AptSources, FindsOneLineAndDeb822EntriesForAUrlButNotDisabledOrOwnOnes) {
+    gpuprov::testing::FakeSystem sys;
+    const std::string url = "https://mirror.test/cuda/debian12/x86_64/";
+    sys.add_file("/etc/apt/sources.list", "deb http://deb.debian.org/debian bookworm main\n");
+    sys.add_file("/etc/apt/sources.list.d/own.sources", "Types: deb\nURIs: " + url + "\n");
+    sys.add_file("/etc/apt/sources.list.d/old.list.save", "deb " + url + " /\n");
+    sys.add_file("/etc/apt/sources.list.d/off.sources",
+                 "Types: deb\nURIs: " + url + "\nSuites: /\nEnabled: no\n");
+    sys.add_file("/etc/apt/sources.list.d/comment.list", "# deb " + url + " /\n");
+    EXPECT_FALSE(steps::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources"));
+
+    sys.add_file("/etc/apt/sources.list.d/cuda.list",
+                 "# from cuda-keyring\n\ndeb [arch=amd64 signed-by=/k/cuda.gpg] "
+                 "https://mirror.test/cuda/debian12/x86_64 /\n");
+    const auto one = steps::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources");
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->file, "/etc/apt/sources.list.d/cuda.list");
+    EXPECT_EQ(one->line, 3);
+    EXPECT_EQ(one->signed_by, "/k/cuda.gpg");
+
+    sys.remove_file("/etc/apt/sources.list.d/cuda.list");
+    sys.add_file("/etc/apt/sources.list.d/z.sources",
+                 "Types: deb-src\nURIs: " + url + "\n\nTypes: deb\nURIs: http://x/ " + url +
+                     "\nSuites: /\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n");
+    const auto deb822 = steps::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources");
+    ASSERT_TRUE(deb822);
+    EXPECT_EQ(deb822->line, 4);
+    EXPECT_EQ(deb822->signed_by, "(an inline key)");
+}

@@ -1,4 +1,5 @@
 #include "fake_system.hpp"
+#include "gpgv_stand_in.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -49,8 +50,8 @@ struct Served {
     }
 
     void script_gpgv(const std::string& status, int exit_code = 0) {
-        sys.on_command_prefix({"gpgv"}, [status, exit_code](const Command&) {
-            return CommandResult{.exit_code = exit_code, .out = status};
+        sys.on_command_prefix({"gpgv"}, [status, exit_code](const Command& cmd) {
+            return gpuprov::testing::gpgv_answer(cmd, status, exit_code);
         });
     }
 
@@ -64,7 +65,7 @@ struct Served {
     /// checked for real while the host stays untouched.
     void use_real_gpgv(const fs::path& tmp) {
         sys.on_command_prefix({"gpgv"}, [this, tmp](const Command& cmd) {
-            EXPECT_EQ(cmd.argv.size(), 6u);
+            EXPECT_EQ(cmd.argv.size(), 8u);
             const auto keyring = sys.file(cmd.argv.at(2));
             EXPECT_TRUE(keyring) << "gpgv keyring " << cmd.argv.at(2) << " was not written";
             const auto real_keyring = tmp / "keyring.gpg";
@@ -115,7 +116,7 @@ TEST(IndexLoader, VerifiesWithRealGpgvAndFillsTheCache) {
     ASSERT_EQ(s.sys.queries.size(), 1u);
     EXPECT_EQ(s.sys.queries[0],
               (std::vector<std::string>{"gpgv", "--keyring", cache_dir + "key.gpg", "--status-fd",
-                                        "1", "-"}));
+                                        "2", "--output", "-", "-"}));
     // The keyring apt and gpgv read is the dearmored key; the stamp is written last so a
     // half-filled cache is never trusted.
     EXPECT_EQ(s.sys.file(cache_dir + "key.gpg"), read_fixture("repo/test-key.gpg"));
@@ -351,4 +352,119 @@ TEST(IndexLoader, EmptyCacheDirIsAnError) {
     const auto r = load_package_index(s.sys, test_repo(), "", std::chrono::hours(6));
     EXPECT_FALSE(r.index);
     EXPECT_TRUE(contains(r.error, "no cache directory")) << r.error;
+}
+
+// ---- signatures as apt checks them: the signed bytes gpgv returns, weak digests, dates ----
+
+namespace {
+
+/// A host serving a Release signed by the signature-check key (regenerate.sh), pinned.
+struct SigcheckServed : Served {
+    explicit SigcheckServed(const std::string& inrelease)
+        : Served(read_fixture("repo/" + inrelease)) {
+        sys.on_url(key_url, ok(read_fixture("repo/sigcheck-key.asc")));
+    }
+    static ResolvedRepo repo() {
+        auto r = test_repo();
+        r.key_fingerprint = fpr("sigcheck-key");
+        return r;
+    }
+};
+
+/// Loads the sigcheck fixture `inrelease` with the real gpgv; the load's error, and whether the
+/// cache was left without a stamp (never trusted).
+struct RealGpgvRefusal {
+    std::string error;
+    bool refused_uncached = false;
+};
+RealGpgvRefusal load_with_real_gpgv(const std::string& inrelease) {
+    const auto tmp = temp_dir();
+    SigcheckServed s(inrelease);
+    s.use_real_gpgv(tmp);
+    const auto r = load_package_index(s.sys, SigcheckServed::repo(), cache, std::chrono::hours(6));
+    fs::remove_all(tmp);
+    return {r.error, !r.index && !s.sys.file(cache_dir + "stamp")};
+}
+
+} // namespace
+
+TEST(IndexLoader, RealGpgvRefusesASha1SignedInReleaseAsAptDoes) {
+    if (!gpgv_installed()) {
+        GTEST_SKIP() << "gpgv not installed";
+    }
+    const auto r = load_with_real_gpgv("InRelease.sha1");
+    EXPECT_TRUE(r.refused_uncached);
+    EXPECT_TRUE(contains(r.error, "weak digest SHA1")) << r.error;
+}
+
+TEST(IndexLoader, RealGpgvRefusesAnExpiredRelease) {
+    if (!gpgv_installed()) {
+        GTEST_SKIP() << "gpgv not installed";
+    }
+    const auto r = load_with_real_gpgv("InRelease.expired");
+    EXPECT_TRUE(r.refused_uncached);
+    EXPECT_TRUE(contains(r.error, "is expired (Valid-Until Sun, 08 Nov 2026 00:00:00 UTC, 23d 0h "
+                                  "ago)"))
+        << r.error;
+}
+
+TEST(IndexLoader, RealGpgvRefusesAReleaseDatedInTheFuture) {
+    if (!gpgv_installed()) {
+        GTEST_SKIP() << "gpgv not installed";
+    }
+    const auto r = load_with_real_gpgv("InRelease.future");
+    EXPECT_TRUE(r.refused_uncached);
+    EXPECT_TRUE(contains(r.error, "is not valid yet")) << r.error;
+    EXPECT_TRUE(contains(r.error, "1d 0h ahead")) << r.error;
+}
+
+TEST(IndexLoader, WeakDigestsInValidsigAreRefusedStrongOnesAccepted) {
+    // gpgv's VALIDSIG field 8 is the hash algorithm (RFC 4880 9.4): 1 MD5, 2 SHA1, 3 RIPEMD160,
+    // 8 SHA256, 9 SHA384, 10 SHA512, 11 SHA224.
+    const auto f = fpr("test-key");
+    for (const auto& [algo, name] : std::vector<std::pair<std::string, std::string>>{
+             {"1", "MD5"}, {"2", "SHA1"}, {"3", "RIPEMD160"}, {"99", "unknown digest 99"}}) {
+        Served s;
+        s.script_gpgv(
+            "[GNUPG:] NEWSIG\n[GNUPG:] GOODSIG 961FA89CEC068B3B test\n[GNUPG:] VALIDSIG " + f +
+            " 2026-12-02 1796215002 0 4 0 1 " + algo + " 01 " + f + "\n");
+        const auto r = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+        EXPECT_FALSE(r.index) << algo;
+        EXPECT_TRUE(contains(r.error, "weak digest " + name)) << r.error;
+    }
+    for (const std::string algo : {"8", "9", "10", "11"}) {
+        Served s;
+        s.script_gpgv("[GNUPG:] VALIDSIG " + f + " 2026-12-02 1796215002 0 4 0 1 " + algo + " 01 " +
+                      f + "\n");
+        const auto r = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+        EXPECT_TRUE(r.index) << algo << ": " << r.error;
+    }
+}
+
+TEST(IndexLoader, WhatIsParsedIsWhatGpgvReturnedNotTheDownloadedFile) {
+    // gpgv's --output is the signed text; a stand-in that returns a different Packages hash
+    // shows the loader reads gpgv's bytes (and so checks Packages against them).
+    Served s;
+    const auto f = fpr("test-key");
+    s.sys.on_command_prefix({"gpgv"}, [f](const Command& cmd) {
+        auto r = gpuprov::testing::gpgv_answer(
+            cmd, "[GNUPG:] VALIDSIG " + f + " 2026-12-02 1796215002 0 4 0 1 10 01 " + f + "\n");
+        r.out = replace_all(r.out, "08dc33e2", "18dc33e2");
+        return r;
+    });
+    const auto r = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+    EXPECT_FALSE(r.index);
+    EXPECT_TRUE(contains(r.error, "InRelease says 18dc33e2")) << r.error;
+}
+
+TEST(IndexLoader, NoSignedTextFromGpgvIsRefused) {
+    Served s;
+    const auto f = fpr("test-key");
+    s.sys.on_command_prefix({"gpgv"}, [f](const Command&) {
+        return CommandResult{.err = "[GNUPG:] VALIDSIG " + f +
+                                    " 2026-12-02 1796215002 0 4 0 1 10 01 " + f + "\n"};
+    });
+    const auto r = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+    EXPECT_FALSE(r.index);
+    EXPECT_TRUE(contains(r.error, "gave back no signed text")) << r.error;
 }

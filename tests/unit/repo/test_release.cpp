@@ -63,3 +63,49 @@ TEST(ClearSigned, MissingSignatureOrNestedArmorIsRefused) {
                                   "-----END PGP SIGNATURE-----\n"));
     EXPECT_FALSE(clearsigned_text("Origin: x\n"));
 }
+
+TEST(ReleaseDates, ParsedLikeAptWritesThem) {
+    using namespace std::chrono;
+    const auto t = parse_release_date("Tue, 01 Dec 2026 00:00:00 UTC");
+    ASSERT_TRUE(t);
+    EXPECT_EQ(*t, sys_days{year{2026} / 12 / 1});
+    EXPECT_EQ(parse_release_date("01 Dec 2026 00:00:00 GMT"), t);
+    EXPECT_EQ(parse_release_date("Tue, 01 Dec 2026 01:30:00 +0130"), t);
+    EXPECT_EQ(parse_release_date("Mon, 30 Nov 2026 22:00:00 -0200"), t);
+    for (const char* bad : {"", "yesterday", "Tue, 01 Foo 2026 00:00:00 UTC",
+                            "Tue, 01 Dec 2026 25:00:00 UTC", "Tue, 01 Dec 2026 00:00:00 CET",
+                            "Tue, 01 Dec 2026 00:00 UTC", "Tue, 01 Dec 2026 00:00:00 +01x0"}) {
+        EXPECT_FALSE(parse_release_date(bad)) << bad;
+    }
+}
+
+TEST(ReleaseDates, ExpiredAndFutureReleasesAreRefusedWithAptsWords) {
+    using namespace std::chrono;
+    const sys_seconds now = sys_days{year{2026} / 12 / 1};
+    const std::string valid = "Date: Tue, 01 Dec 2026 00:00:00 UTC\n"
+                              "Valid-Until: Tue, 08 Dec 2026 00:00:00 UTC\nSHA256:\n x 1 P\n";
+    EXPECT_EQ(release_date_problem(valid, now), "");
+    EXPECT_NE(release_date_problem(valid, now + days(8))
+                  .find("is expired (Valid-Until Tue, 08 "
+                        "Dec 2026 00:00:00 UTC, 1d 0h ago)"),
+              std::string::npos);
+    // A Date ahead of the clock: within apt's 10 s it passes, beyond it is "not valid yet".
+    EXPECT_EQ(release_date_problem(valid, now - seconds(10)), "");
+    EXPECT_NE(release_date_problem(valid, now - seconds(11)).find("is not valid yet"),
+              std::string::npos);
+    EXPECT_NE(release_date_problem("Date: soon\n", now).find("unreadable Date 'soon'"),
+              std::string::npos);
+    // Both fields are optional (NVIDIA's repositories carry no Valid-Until); only the first
+    // paragraph counts.
+    EXPECT_EQ(
+        release_date_problem("Origin: x\n\nValid-Until: Thu, 01 Jan 1970 00:00:00 UTC\n", now), "");
+}
+
+TEST(ReleaseDates, DateOfAClearSignedInReleaseOrAPlainRelease) {
+    using namespace std::chrono;
+    const auto want = sys_days{year{2026} / 12 / 1};
+    EXPECT_EQ(release_date(gpuprov::testing::read_fixture("repo/InRelease")), want);
+    EXPECT_EQ(release_date("Origin: x\nDate: Tue, 01 Dec 2026 00:00:00 UTC\n"), want);
+    EXPECT_FALSE(release_date("Origin: x\n"));
+    EXPECT_FALSE(release_date("Date: 2026-12-01\n"));
+}

@@ -5,6 +5,7 @@
 #include <gpuprov/local_system.hpp>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -92,5 +93,58 @@ TEST(LocalSystem, LockHolderSeesDnfsFlockedPidFile) {
     // The probe left no lock behind: dnf can take it exclusively again.
     EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
     ::close(fd);
+    fs::remove_all(dir);
+}
+
+TEST(LocalSystem, NewDirectoriesAre0755WhateverTheUmask) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    const auto old = ::umask(077);
+    sys.write_file_atomic("/etc/gpuprov/p.yaml", "name: x\n", 0644);
+    sys.make_dirs("/var/lib/gpuprov/sub");
+    ::umask(old);
+    for (const char* d : {"etc", "etc/gpuprov", "var/lib/gpuprov", "var/lib/gpuprov/sub"}) {
+        EXPECT_EQ(fs::status(dir / d).permissions() & fs::perms::all,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec)
+            << d;
+    }
+    EXPECT_THROW(sys.make_dirs("/etc/gpuprov/p.yaml/x"), HostError);
+    fs::remove_all(dir);
+}
+
+TEST(LocalSystem, LstatReportsTheLinkItselfWithOwnerAndMode) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    sys.write_file_atomic("/f", "x", 0640);
+    fs::create_symlink("f", dir / "l");
+    const auto f = sys.lstat("/f");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->mode & 07777U, 0640U);
+    EXPECT_TRUE(S_ISREG(f->mode));
+    EXPECT_EQ(f->uid, ::geteuid());
+    const auto l = sys.lstat("/l");
+    ASSERT_TRUE(l);
+    EXPECT_TRUE(S_ISLNK(l->mode));
+    EXPECT_FALSE(sys.lstat("/missing"));
+    fs::remove_all(dir);
+}
+
+TEST(LocalSystem, ARewrittenFileKeepsItsOwnerAndGroup) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "only root can give a file to another owner";
+    }
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    sys.write_file_atomic("/etc/x.conf", "a\n", 0640);
+    ASSERT_EQ(::chown((dir / "etc/x.conf").c_str(), 65534, 44), 0);
+    sys.write_file_atomic("/etc/x.conf", "b\n", 0640);
+    const auto info = sys.lstat("/etc/x.conf");
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->uid, 65534U);
+    EXPECT_EQ(info->gid, 44U);
+    EXPECT_EQ(sys.read_file("/etc/x.conf"), "b\n");
+    sys.write_file_atomic("/etc/new.conf", "c\n", 0644); // a new file is the writer's
+    EXPECT_EQ(sys.lstat("/etc/new.conf")->uid, 0U);
     fs::remove_all(dir);
 }

@@ -1,0 +1,87 @@
+// Managed files keep their mode through backup and restore; the resume unit runs only
+// installed, root-only files.
+#include "common.hpp"
+#include "fake_system.hpp"
+#include "resume.hpp"
+
+#include <gpuprov/error.hpp>
+#include <gtest/gtest.h>
+
+using namespace gpuprov;
+using gpuprov::testing::FakeSystem;
+
+namespace {
+constexpr const char* kConf = "/etc/modprobe.d/blacklist-nouveau.conf";
+}
+
+TEST(ManagedFiles, RestoreGivesBackTheModeTheFileHad) {
+    FakeSystem sys;
+    sys.add_file(kConf, "# the admin's own\n");
+    sys.set_mode(kConf, 0640);
+    steps::write_managed(sys, {kConf, "blacklist nouveau\n", 0644});
+    EXPECT_EQ(sys.mode_of(kConf), 0644u);
+    steps::restore_managed(sys, kConf);
+    EXPECT_EQ(sys.file(kConf), "# the admin's own\n");
+    EXPECT_EQ(sys.mode_of(kConf), 0640u);
+}
+
+TEST(ManagedFiles, AMarkerFromBeforeModesWereRecordedRestores0644) {
+    FakeSystem sys;
+    const std::string backup = std::string("/var/lib/gpuprov/backup") + kConf + ".20261130T000000";
+    sys.add_file(backup, "old\n");
+    sys.add_file(std::string("/var/lib/gpuprov/backup") + kConf + ".latest", backup + "\n");
+    sys.add_file(kConf, "new\n");
+    sys.set_mode(kConf, 0600);
+    steps::restore_managed(sys, kConf);
+    EXPECT_EQ(sys.file(kConf), "old\n");
+    EXPECT_EQ(sys.mode_of(kConf), 0644u);
+}
+
+TEST(ManagedFiles, RestoreWithoutBackupRemovesTheFile) {
+    FakeSystem sys;
+    steps::write_managed(sys, {kConf, "blacklist nouveau\n", 0644});
+    steps::restore_managed(sys, kConf);
+    EXPECT_FALSE(sys.exists(kConf));
+}
+
+namespace {
+detail::ResumeCommand resume(std::string binary, std::string profile) {
+    return {.gpuprov_path = std::move(binary), .profile = std::move(profile)};
+}
+} // namespace
+
+TEST(ResumeUnit, RunsOnlyTheInstalledBinaryAndTheProfileUnderEtcGpuprov) {
+    EXPECT_EQ(detail::resume_exec_start(resume("/usr/local/bin/gpuprov", "/etc/gpuprov/x.yaml")),
+              "/usr/local/bin/gpuprov apply /etc/gpuprov/x.yaml --yes --reboot never");
+    EXPECT_EQ(detail::resume_exec_start(resume("/usr/bin/gpuprov", "cv-train")),
+              "/usr/bin/gpuprov apply cv-train --yes --reboot never");
+    for (const auto& [binary, profile] : std::vector<std::pair<std::string, std::string>>{
+             {"/home/dev/build/gpuprov", "/etc/gpuprov/x.yaml"},
+             {"/tmp/gpuprov", "cv-train"},
+             {"/usr/local/bin/gpuprov", "/tmp/x.yaml"},
+             {"/usr/local/bin/gpuprov", "/etc/gpuprov/sub/x.yaml"},
+             {"/usr/local/bin/gpuprov", "/etc/gpuprov/../shadow"}}) {
+        EXPECT_THROW((void)detail::resume_exec_start(resume(binary, profile)), HostError)
+            << binary << " " << profile;
+    }
+}
+
+TEST(ResumeUnit, IsNotInstalledWhenSomeoneElseCouldChangeItsBinaryOrProfile) {
+    FakeSystem sys;
+    sys.add_file("/usr/local/bin/gpuprov", "ELF");
+    sys.set_mode("/usr/local/bin/gpuprov", 0757);
+    sys.add_file("/etc/gpuprov/x.yaml", "name: x\n");
+    try {
+        detail::install_resume_unit(sys, resume("/usr/local/bin/gpuprov", "/etc/gpuprov/x.yaml"));
+        FAIL() << "installed";
+    } catch (const HostError& e) {
+        EXPECT_NE(std::string(e.what()).find("binary the resume unit would run"), std::string::npos)
+            << e.what();
+    }
+    sys.set_mode("/usr/local/bin/gpuprov", 0755);
+    sys.set_owner("/etc/gpuprov/x.yaml", 1000);
+    EXPECT_THROW(
+        detail::install_resume_unit(sys, resume("/usr/local/bin/gpuprov", "/etc/gpuprov/x.yaml")),
+        HostError);
+    EXPECT_FALSE(sys.exists(detail::kResumeUnitPath));
+}
