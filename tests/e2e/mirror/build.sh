@@ -68,7 +68,7 @@ benchfill_deps() {
         f="$name-benchfill-$i"
         if [[ ! -f "$OUT/pool/${f}_1.0_amd64.deb" ]]; then
             put "$f" 1.0 "/usr/share/gpuprov-bench/$f" 0644 <<<"bench filler $i of $name"
-            MIRROR_SCALE=1 mkdeb "$f" 1.0 "" "gpuprov bench filler" "multiverse/libs"
+            EXTRA_FIELDS="" MIRROR_SCALE=1 mkdeb "$f" 1.0 "" "gpuprov bench filler" "multiverse/libs"
         fi
         deps="${deps:+$deps, }$f"
     done
