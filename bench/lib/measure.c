@@ -1,4 +1,5 @@
-/* Runs one command and appends its cost to a JSON-lines file (scripts/bench.sh builds this with cc).
+/* Runs one command and appends its cost to a JSON-lines file (scripts/bench.sh builds this with
+ * cc).
  *
  *   measure RESULTS GROUP LABEL EXPECT_RC TIMEOUT_S CMD...
  *
@@ -26,19 +27,26 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void json_string(FILE *f, const char *s) {
+static void json_string(FILE* f, const char* s) {
     fputc('"', f);
     for (; *s; ++s) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s); else fputc(*s, f);
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
     }
     fputc('"', f);
 }
 
 static pid_t child;
-static void on_alarm(int sig) { (void)sig; kill(-child, SIGKILL); }
+static void on_alarm(int sig) {
+    (void)sig;
+    kill(-child, SIGKILL);
+}
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     if (argc < 7) {
         fprintf(stderr, "usage: measure RESULTS GROUP LABEL EXPECT_RC TIMEOUT_S CMD...\n");
         return 2;
@@ -49,13 +57,20 @@ int main(int argc, char **argv) {
     char logname[4096];
     snprintf(logname, sizeof logname, "%s.log", results);
     int log = open(logname, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log < 0) { perror(logname); return 2; }
+    if (log < 0) {
+        perror(logname);
+        return 2;
+    }
     dprintf(log, "### %s / %s:", group, label);
-    for (int i = 6; i < argc; ++i) dprintf(log, " %s", argv[i]);
+    for (int i = 6; i < argc; ++i)
+        dprintf(log, " %s", argv[i]);
     dprintf(log, "\n");
     double start = now();
     child = fork();
-    if (child < 0) { perror("fork"); return 2; }
+    if (child < 0) {
+        perror("fork");
+        return 2;
+    }
     if (child == 0) {
         setpgid(0, 0);
         int in = open("/dev/null", O_RDONLY);
@@ -71,18 +86,25 @@ int main(int argc, char **argv) {
     int status = 0;
     struct rusage ru;
     while (wait4(child, &status, 0, &ru) < 0) {
-        if (errno != EINTR) { perror("wait4"); return 2; }
+        if (errno != EINTR) {
+            perror("wait4");
+            return 2;
+        }
     }
     double wall = now() - start;
     alarm(0);
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    FILE *out = fopen(results, "a");
-    if (!out) { perror(results); return 2; }
+    FILE* out = fopen(results, "a");
+    if (!out) {
+        perror(results);
+        return 2;
+    }
     fprintf(out, "{\"group\": ");
     json_string(out, group);
     fprintf(out, ", \"label\": ");
     json_string(out, label);
-    fprintf(out, ", \"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"rss_kb\": %ld, \"rc\": %d}\n",
+    fprintf(out,
+            ", \"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"rss_kb\": %ld, \"rc\": %d}\n",
             wall, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss, rc);
     fclose(out);
