@@ -18,7 +18,7 @@ OUT=${1:?usage: build.sh OUTDIR}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg"
+rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg" "$OUT/index-pad"
 mkdir -p "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls"
 
 DRV=550.90.07 # the newest build of branch 550; 550.54.15 is the older one
@@ -438,7 +438,10 @@ mkrepo() { # DIR LABEL PACKAGE-GLOBS...
     (
         cd "$dir"
         apt-ftparchive packages . >Packages 2>/dev/null
-        if ((MIRROR_INDEX_PAD > 0)) && [[ $label == "NVIDIA CUDA" ]]; then index_pad >>Packages; fi
+        if ((MIRROR_INDEX_PAD > 0)) && [[ $label == "NVIDIA CUDA" ]]; then
+            [[ -f $OUT/index-pad ]] || index_pad >"$OUT/index-pad"
+            cat "$OUT/index-pad" >>Packages
+        fi
         gzip -9nc Packages >Packages.gz
         apt-ftparchive -o APT::FTPArchive::Release::Origin="$label" \
             -o APT::FTPArchive::Release::Label="$label" release . >../Release.tmp
