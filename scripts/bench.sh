@@ -14,6 +14,9 @@
 #   --quick        N=1, small index and x2 scale, writes to the work dir unless --out: a smoke test
 #   --out FILE     default docs/benchmarks.md
 # Env: GPUPROV_BIN (default build/gpuprov, built when absent), E2E_CACHE, E2E_KEEP=1.
+# Not run by ctest or CI: timing goals are not pass/fail material on a shared machine, and even
+# --quick needs two mirrors, six fresh installs and an ansible-playbook run (474 s measured on the
+# 2-core build machine), far over the 2 minutes a CI smoke test may cost.
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck disable=SC2016 # single-quoted $ and backticks are for sh -c, dpkg-query and grep
 set -euo pipefail
@@ -29,7 +32,7 @@ while (($#)); do
         --slow-runs) SLOW=$2; shift 2 ;;
         --quick) QUICK=1; shift ;;
         --out) OUT_FILE=$(realpath -m "$2"); shift 2 ;;
-        -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "scripts/bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
