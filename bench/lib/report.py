@@ -187,20 +187,26 @@ w("\nMedian wall: gpuprov / floor **%.2f×**, bash recipe / floor **%.2f×**. Me
 
 # Where a fresh apply's time goes, from gpuprov's own log of that run (every command it ran,
 # with its duration).
-durations = collections.defaultdict(lambda: [0, 0.0])
-rx = re.compile(r"(?:run|query) `([^`]*)` -> (?:exit -?\d+|[^`]*?) in ([0-9.]+) s")
-for line in read("apply-log-x1").splitlines():
-    mt = rx.search(line)
-    if not mt:
-        continue
-    argv = mt.group(1).split()
-    key = argv[0]
-    if argv[0] in ("apt-get", "apt-mark", "systemctl", "nvidia-ctk"):
-        key = (key + " " + next((a for a in argv[1:] if not a.startswith("-")), "")).strip()
-    if "--simulate" in argv:
-        key += " --simulate"
-    durations[key][0] += 1
-    durations[key][1] += float(mt.group(2))
+def breakdown(log_text):
+    """{command: [runs, seconds]} from gpuprov's log lines ("run|query `argv` -> exit N in S s")."""
+    out = collections.defaultdict(lambda: [0, 0.0])
+    rx = re.compile(r"(?:run|query) `([^`]*)` -> (?:exit -?\d+|[^`]*?) in ([0-9.]+) s")
+    for line in log_text.splitlines():
+        mt = rx.search(line)
+        if not mt:
+            continue
+        argv = mt.group(1).split()
+        key = argv[0]
+        if argv[0] in ("apt-get", "apt-mark", "systemctl", "nvidia-ctk"):
+            key = (key + " " + next((a for a in argv[1:] if not a.startswith("-")), "")).strip()
+        if "--simulate" in argv:
+            key += " --simulate"
+        out[key][0] += 1
+        out[key][1] += float(mt.group(2))
+    return out
+
+
+durations = breakdown(read("apply-log-x1"))
 if durations:
     total = sum(d[1] for d in durations.values())
     one = runs[("fresh-x1", "gpuprov")][0]["wall_s"]
@@ -286,4 +292,9 @@ w(HEAD)
 for l in ("/bin/true", "gpuprov --version", "gpuprov facts", "gpuprov status", "gpuprov plan (converged)"):
     w(row("startup", l, "`%s`" % l))
 w("")
+plan_cmds = breakdown(read("converged-plan-log"))
+if plan_cmds:
+    w("The commands one converged plan ran (from its log lines), which explain most of what it "
+      "takes beyond `--version`'s start-up: %s.\n" % ", ".join(
+          "`%s` ×%d %s" % (k, n, t(sec)) for k, (n, sec) in sorted(plan_cmds.items(), key=lambda kv: -kv[1][1])))
 print("\n".join(out))
