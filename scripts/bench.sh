@@ -258,10 +258,6 @@ startup_section() { # CONVERGED
     "${RR[@]}" gpuprov plan "$PROFILE_IN_ROOT" --detailed-exitcode >/dev/null 2>&1 ||
         die "the converged root does not plan as a no-op"
     find "$c/var/cache/gpuprov/repos" -name Packages.parsed | wc -l >"$E2E_WORK/converged-plan-parses"
-    # That plan's own log lines: which commands a converged plan runs, and how long each took.
-    local id
-    id=$(grep -o 'run=[0-9a-f]*' "$c/var/log/gpuprov.log" | tail -n 1)
-    grep -F " $id " "$c/var/log/gpuprov.log" >"$E2E_WORK/converged-plan-log" || true
     for ((i = 1; i <= RUNS; i++)); do
         m startup "/bin/true" 0 30 "${RR[@]}" /bin/true
         m startup "gpuprov --version" 0 30 "${RR[@]}" gpuprov --version
