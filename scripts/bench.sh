@@ -15,7 +15,7 @@
 #   --out FILE     default docs/benchmarks.md
 # Env: GPUPROV_BIN (default build/gpuprov, built when absent), E2E_CACHE, E2E_KEEP=1.
 # Not run by ctest or CI: timing goals are not pass/fail material on a shared machine, and even
-# --quick needs two mirrors, six fresh installs and an ansible-playbook run (291-474 s measured on
+# --quick needs two mirrors, five fresh installs and an ansible-playbook run (291-474 s measured on
 # the 2-core build machine), far over the 2 minutes a CI smoke test may cost.
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck disable=SC2016 # single-quoted $ and backticks are for sh -c, dpkg-query and grep
