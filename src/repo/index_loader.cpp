@@ -3,6 +3,7 @@
 // the signed InRelease). The cache is a convenience, never a trust anchor: everything read from
 // it is checked again the same way.
 #include "internal.hpp"
+#include "parsed_index.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -223,9 +224,10 @@ GpgvVerdict gpgv_verdict(const System& sys, std::vector<std::string> argv, const
     return {{}, std::move(r.out)};
 }
 
-Checked<PackageIndex> checked_packages(const std::string& signed_text, const std::string& body,
-                                       const std::string& inrelease_url,
-                                       const std::string& packages_url) {
+Checked<std::vector<PackageRecord>> checked_packages(const std::string& signed_text,
+                                                     const std::string& body,
+                                                     const std::string& inrelease_url,
+                                                     const std::string& packages_url) {
     const auto entry = release_entry(signed_text, "Packages");
     if (!entry) {
         return {std::nullopt, fmt::format("InRelease at {} lists no SHA256 for an uncompressed "
@@ -243,7 +245,7 @@ Checked<PackageIndex> checked_packages(const std::string& signed_text, const std
                                           "mirror in mid-sync or a tampered file)",
                                           packages_url, sha, entry->sha256)};
     }
-    return {PackageIndex(parse_packages_file(body)), {}};
+    return {parse_packages_file(body), {}};
 }
 
 std::string stamp_text(std::chrono::system_clock::time_point when, const ResolvedRepo& repo) {
@@ -254,13 +256,12 @@ std::string stamp_text(std::chrono::system_clock::time_point when, const Resolve
 }
 
 /// The cached copy, when it is fresh, belongs to this URL and pin, and still checks out.
-std::optional<IndexLoadResult> from_cache(const System& sys, const ResolvedRepo& repo,
+std::optional<IndexLoadResult> from_cache(System& sys, const ResolvedRepo& repo,
                                           const CachePaths& paths, std::chrono::seconds max_age) {
     const auto stamp = sys.read_file(paths.stamp);
     const auto key = sys.read_file(paths.key);
     const auto inrelease = sys.read_file(paths.inrelease);
-    const auto packages = sys.read_file(paths.packages);
-    if (!stamp || !key || !inrelease || !packages) {
+    if (!stamp || !key || !inrelease) {
         return std::nullopt;
     }
     const auto stamp_lines = lines(*stamp);
@@ -290,13 +291,25 @@ std::optional<IndexLoadResult> from_cache(const System& sys, const ResolvedRepo&
     if (!text.value) {
         return std::nullopt;
     }
-    auto index =
-        checked_packages(*text.value, *packages, paths.inrelease.string(), paths.packages.string());
-    if (!index.value) {
-        return std::nullopt;
+    // The parsed copy saved with this very Packages file spares reading, hashing and parsing it.
+    const auto entry = release_entry(*text.value, "Packages");
+    auto records =
+        entry ? repo_detail::load_parsed_index(sys, paths.packages, entry->sha256) : std::nullopt;
+    if (!records) {
+        const auto packages = sys.read_file(paths.packages);
+        if (!packages) {
+            return std::nullopt;
+        }
+        auto checked = checked_packages(*text.value, *packages, paths.inrelease.string(),
+                                        paths.packages.string());
+        if (!checked.value) {
+            return std::nullopt;
+        }
+        repo_detail::save_parsed_index(sys, paths.packages, entry->sha256, *checked.value);
+        records = std::move(checked.value);
     }
     IndexLoadResult out;
-    out.index = std::move(index.value);
+    out.index = PackageIndex(std::move(*records));
     out.key = std::move(k.value);
     out.from_cache = true;
     out.inrelease = *inrelease;
@@ -391,13 +404,14 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     try {
         sys.write_file_atomic(paths.inrelease, *inrelease.value, 0644);
         sys.write_file_atomic(paths.packages, *packages.value, 0644);
+        repo_detail::save_parsed_index(sys, paths.packages, entry->sha256, *index.value);
         sys.write_file_atomic(paths.stamp, stamp_text(sys.now(), repo), 0644);
     } catch (const Error& e) {
         return failed(
             fmt::format("cannot write gpuprov's cache {}: {}", paths.dir.string(), e.what()));
     }
     IndexLoadResult out;
-    out.index = std::move(index.value);
+    out.index = PackageIndex(std::move(*index.value));
     out.key = std::move(key.value);
     out.inrelease = std::move(*inrelease.value);
     return out;

@@ -3,6 +3,11 @@
 # dependency shape; flat apt repos signed with a throwaway key; a TLS CA + server cert for 127.0.0.1.
 #
 # usage: mirror/build.sh OUTDIR
+# Bench-only variants (scripts/bench.sh; the e2e suite sets neither, so it sees the default mirror):
+#   MIRROR_SCALE=K      every package also depends on K-1 stand-in fillers (NAME-benchfill-I, one
+#                       small file each), so any install's package set is K times as large
+#   MIRROR_INDEX_PAD=N  N extra index-only records in each CUDA repository's Packages (NVIDIA's
+#                       real index has thousands), never installed: their .deb does not exist
 # OUTDIR/www/...            document root served by server.py
 # OUTDIR/fingerprint        signing key fingerprint (40 hex, upper case)
 # OUTDIR/wrong-fingerprint  fingerprint of the key served as wrong-key.pub (signs nothing)
@@ -13,7 +18,7 @@ OUT=${1:?usage: build.sh OUTDIR}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg"
+rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg" "$OUT/index-pad"
 mkdir -p "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls"
 
 DRV=550.90.07 # the newest build of branch 550; 550.54.15 is the older one
@@ -30,9 +35,12 @@ mkso() { # SONAME OUTFILE
 # mkdeb NAME VERSION DEPENDS DESCRIPTION [SECTION]; files come from $OUT/stage/NAME_VERSION/root,
 # maintainer scripts from the same dir's DEBIAN/ (postinst, prerm, triggers, conffiles).
 pkgdir() { printf '%s/stage/%s_%s' "$OUT" "$1" "$2"; }
+MIRROR_SCALE=${MIRROR_SCALE:-1}
+MIRROR_INDEX_PAD=${MIRROR_INDEX_PAD:-0}
 mkdeb() {
     local name=$1 ver=$2 deps=$3 desc=$4 section=${5:-multiverse/devel}
     local d size
+    if ((MIRROR_SCALE > 1)); then deps=$(benchfill_deps "$name" "$deps"); fi
     d=$(pkgdir "$name" "$ver")
     mkdir -p "$d/root/DEBIAN"
     if [[ -d "$d/DEBIAN" ]]; then cp -a "$d/DEBIAN/." "$d/root/DEBIAN/"; fi
@@ -51,6 +59,20 @@ mkdeb() {
         if [[ -f "$d/root/DEBIAN/$s" ]]; then chmod 0755 "$d/root/DEBIAN/$s"; fi
     done
     dpkg-deb --root-owner-group -Zgzip --build "$d/root" "$OUT/pool/${name}_${ver}_amd64.deb" >/dev/null
+}
+# benchfill_deps NAME DEPS: DEPS plus NAME's MIRROR_SCALE-1 fillers, each built once (same repo
+# as NAME: the filler's name starts with NAME, so mkrepo's globs pick it up).
+benchfill_deps() {
+    local name=$1 deps=$2 i f
+    for ((i = 1; i < MIRROR_SCALE; i++)); do
+        f="$name-benchfill-$i"
+        if [[ ! -f "$OUT/pool/${f}_1.0_amd64.deb" ]]; then
+            put "$f" 1.0 "/usr/share/gpuprov-bench/$f" 0644 <<<"bench filler $i of $name"
+            EXTRA_FIELDS="" MIRROR_SCALE=1 mkdeb "$f" 1.0 "" "gpuprov bench filler" "multiverse/libs"
+        fi
+        deps="${deps:+$deps, }$f"
+    done
+    printf '%s' "$deps"
 }
 put() { # NAME VERSION PATH MODE < content
     local f
@@ -416,6 +438,10 @@ mkrepo() { # DIR LABEL PACKAGE-GLOBS...
     (
         cd "$dir"
         apt-ftparchive packages . >Packages 2>/dev/null
+        if ((MIRROR_INDEX_PAD > 0)) && [[ $label == "NVIDIA CUDA" ]]; then
+            [[ -f $OUT/index-pad ]] || index_pad >"$OUT/index-pad"
+            cat "$OUT/index-pad" >>Packages
+        fi
         gzip -9nc Packages >Packages.gz
         apt-ftparchive -o APT::FTPArchive::Release::Origin="$label" \
             -o APT::FTPArchive::Release::Label="$label" release . >../Release.tmp
@@ -423,6 +449,18 @@ mkrepo() { # DIR LABEL PACKAGE-GLOBS...
         gpg_q --yes --local-user "$FPR" --clearsign -o InRelease Release
         gpg_q --yes --local-user "$FPR" --armor --detach-sign -o Release.gpg Release
     )
+}
+# MIRROR_INDEX_PAD records shaped like NVIDIA's (math libraries across many builds).
+index_pad() {
+    local i
+    for ((i = 0; i < MIRROR_INDEX_PAD; i++)); do
+        printf 'Package: libcublas-12-%d\nArchitecture: amd64\nVersion: 12.%d.%d.%d-1\n' $((i % 9)) $((i % 9)) $((i / 9 % 7)) "$i"
+        printf 'Priority: optional\nSection: multiverse/devel\nInstalled-Size: 812345\nMaintainer: cudatools <cudatools@nvidia.com>\n'
+        printf 'Depends: cuda-toolkit-config-common, cuda-toolkit-12-config-common\n'
+        printf 'Filename: ./libcublas-12-%d_12.%d.%d.%d-1_amd64.deb\nSize: 412345678\n' $((i % 9)) $((i % 9)) $((i / 9 % 7)) "$i"
+        printf 'MD5sum: %032x\nSHA1: %040x\nSHA256: %064x\n' "$i" "$i" "$i"
+        printf 'Description: CUBLAS native runtime libraries\n CUBLAS native runtime libraries\n\n'
+    done
 }
 CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-*' 'cuda-12-*'
     'libcudnn9*' 'cudnn9*' 'libnccl*')

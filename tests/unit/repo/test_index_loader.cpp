@@ -1,5 +1,6 @@
 #include "fake_system.hpp"
 #include "gpgv_stand_in.hpp"
+#include "parsed_index.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -310,6 +311,33 @@ TEST(IndexLoader, FreshCacheIsUsedWithoutNetworkAndStillVerified) {
     EXPECT_EQ(s.sys.queries.size(), queried + 1); // the signature is checked again
     EXPECT_EQ(second.index->size(), first.index->size());
     EXPECT_EQ(second.key->fingerprint, fpr("test-key"));
+}
+
+TEST(IndexLoader, CachedLoadTakesTheParsedCopyOfThatVeryPackagesFile) {
+    Served s;
+    s.script_valid_signature();
+    const auto first = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+    ASSERT_TRUE(first.index) << first.error;
+    ASSERT_TRUE(s.sys.file(cache_dir + "Packages.parsed")) << "the fetch saves the parsed copy";
+    // A parsed copy bound to the same signed SHA-256 and the same file on disk is what a cached
+    // load returns: Packages is neither hashed nor parsed again.
+    const auto signed_sha = release_entry(read_fixture("repo/InRelease"), "Packages")->sha256;
+    const std::vector<PackageRecord> marker{{.name = "from-parsed-copy", .version = "1"}};
+    repo_detail::save_parsed_index(s.sys, cache_dir + "Packages", signed_sha, marker);
+    auto r = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+    ASSERT_TRUE(r.index) << r.error;
+    EXPECT_TRUE(r.from_cache);
+    EXPECT_EQ(r.index->size(), 1u);
+    EXPECT_TRUE(r.index->has("from-parsed-copy"));
+    // Packages rewritten (same bytes, a new file): parsed again and the copy renewed.
+    s.sys.add_file(cache_dir + "Packages", read_fixture("repo/Packages"));
+    r = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+    ASSERT_TRUE(r.index) << r.error;
+    EXPECT_TRUE(r.from_cache);
+    EXPECT_EQ(r.index->size(), first.index->size());
+    EXPECT_FALSE(r.index->has("from-parsed-copy"));
+    r = load_package_index(s.sys, test_repo(), cache, std::chrono::hours(6));
+    EXPECT_EQ(r.index->size(), first.index->size()) << "the renewed copy matches the file";
 }
 
 TEST(IndexLoader, StaleCacheIsRefetched) {
