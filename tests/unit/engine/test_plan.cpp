@@ -173,7 +173,7 @@ TEST_F(PlanTest, ValidateStepIdsListsTheKnownIds) {
         const std::string what = e.what();
         EXPECT_TRUE(contains(what, "'drivers'")) << what;
         EXPECT_TRUE(contains(what, "preflight, nouveau, cuda-repo, driver, fabric-manager, "
-                                   "cuda-toolkit, cudnn, nccl, container-toolkit, tuning, "
+                                   "cuda-toolkit, cudnn, nccl, tensorrt, container-toolkit, tuning, "
                                    "monitoring, verify"))
             << what;
     }
