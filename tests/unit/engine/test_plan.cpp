@@ -172,9 +172,10 @@ TEST_F(PlanTest, ValidateStepIdsListsTheKnownIds) {
     } catch (const UsageError& e) {
         const std::string what = e.what();
         EXPECT_TRUE(contains(what, "'drivers'")) << what;
-        EXPECT_TRUE(contains(what, "preflight, nouveau, cuda-repo, driver, fabric-manager, "
-                                   "cuda-toolkit, cudnn, nccl, tensorrt, container-toolkit, tuning, "
-                                   "monitoring, verify"))
+        EXPECT_TRUE(contains(what,
+                             "preflight, nouveau, cuda-repo, driver, fabric-manager, "
+                             "cuda-toolkit, cudnn, nccl, tensorrt, container-toolkit, tuning, "
+                             "monitoring, verify"))
             << what;
     }
 }
