@@ -91,7 +91,8 @@ TEST_F(Apply, SecondApplyOnTheConvergedHostTouchesNothing) {
         EXPECT_EQ(f, kJournalPath);
     }
     for (const auto& [id, status] : r.steps) {
-        EXPECT_EQ(status, StepStatus::satisfied) << id;
+        // cv-train asks for no TensorRT.
+        EXPECT_EQ(status, id == "tensorrt" ? StepStatus::skipped : StepStatus::satisfied) << id;
     }
     const auto j = journal(host);
     EXPECT_EQ(j.result, "done");

@@ -841,7 +841,9 @@ TEST_F(Steps, EveryStepSatisfiedOnAConvergedHostWithoutNetworkOrCommands) {
     StepRunner run(host, profile);
     for (const auto& id : step_ids()) {
         const auto r = run.check(id);
-        EXPECT_EQ(r.status, StepStatus::satisfied) << id << ": " << r.reason;
+        // cv-train asks for no TensorRT: that step has nothing to be satisfied about.
+        EXPECT_EQ(r.status, id == "tensorrt" ? StepStatus::skipped : StepStatus::satisfied)
+            << id << ": " << r.reason;
     }
     EXPECT_TRUE(host.sys.urls_fetched.empty());
     EXPECT_TRUE(host.sys.queries.empty());
