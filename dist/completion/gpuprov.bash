@@ -4,7 +4,7 @@ _gpuprov() {
     _init_completion || return
 
     local commands="plan apply verify doctor facts status metrics cloud-init profiles"
-    local steps="preflight nouveau cuda-repo driver fabric-manager cuda-toolkit cudnn nccl infiniband container-toolkit tuning monitoring verify"
+    local steps="preflight nouveau cuda-repo driver fabric-manager cuda-toolkit cudnn nccl tensorrt infiniband container-toolkit tuning monitoring verify"
     local builtins="cv-train nlp-infer sci-sim"
     local globals="--log-level --log-file --no-color --root --version --help"
 

@@ -27,6 +27,9 @@ struct VerifyInput {
 /// cudnn_version.h and `ldconfig -p`.
 [[nodiscard]] std::vector<CheckOutcome> check_cudnn(const VerifyInput&, const System&);
 [[nodiscard]] std::vector<CheckOutcome> check_nccl(const VerifyInput&, const System&);
+/// libnvinfer.so.<major> in `ldconfig -p`, the libnvinfer package's build (TensorRT version and
+/// +cuda major), and the version `trtexec` reports where libnvinfer-bin put it.
+[[nodiscard]] std::vector<CheckOutcome> check_tensorrt(const VerifyInput&, const System&);
 /// nvidia-ctk present, docker/containerd configured with the nvidia runtime.
 [[nodiscard]] std::vector<CheckOutcome> check_container_toolkit(const VerifyInput&, const System&);
 [[nodiscard]] std::vector<CheckOutcome> check_fabric_manager(const VerifyInput&, const System&);

@@ -73,6 +73,13 @@ struct LoadedDriver {
     bool open_module = false; ///< "Open Kernel Module" in /proc/driver/nvidia/version
 };
 
+/// A driver installed by NVIDIA's .run installer: files no package owns. Installing packages
+/// over it is the conflict NVIDIA's driver installation guide warns about.
+struct RunfileDriver {
+    std::string version;               ///< "550.90.07" when a library or the log names it
+    std::vector<std::string> evidence; ///< "/usr/bin/nvidia-uninstall exists", ...
+};
+
 struct InstalledCuda {
     std::string path; ///< "/usr/local/cuda-12.4"
     /// "12.4.1" (version.json), "11.0.228" (version.txt) or "13.0" (include/cuda.h)
@@ -110,6 +117,8 @@ struct HostFacts {
     /// (gpuprov/package_db.hpp): dpkg's status file, or `rpm -qa` on the rhel family, where
     /// versions are rpm's "[epoch:]version-release".
     std::map<std::string, std::string> packages;
+    /// Set when a runfile-installed driver is present (src/facts/runfile.cpp).
+    std::optional<RunfileDriver> runfile_driver;
     // ---- rhel family only (empty/false elsewhere) ----
     /// kernel-devel / kernel-headers rpms installed for exactly the running kernel
     /// (version-release.arch == uname -r): what DKMS needs on EL besides the build link.
@@ -188,6 +197,14 @@ void classify_os(OsInfo& os);
 [[nodiscard]] bool proc_modules_has(std::string_view content, std::string_view module);
 /// The SecureBoot efivar: 4 attribute bytes then the value byte.
 [[nodiscard]] std::optional<bool> parse_secure_boot_efivar(std::string_view bytes);
+
+/// The runfile driver on this host, if any: nvidia-installer/nvidia-uninstall in /usr/bin, or a
+/// libnvidia-ml.so.<version> in a library directory that no installed NVIDIA package carries at
+/// that version; /var/log/nvidia-installer.log adds its version as evidence. Needs `packages`.
+[[nodiscard]] std::optional<RunfileDriver>
+detect_runfile_driver(const System& sys, const std::map<std::string, std::string>& packages);
+/// "installer version: 550.90.07" from /var/log/nvidia-installer.log.
+[[nodiscard]] std::optional<std::string> parse_installer_log_version(std::string_view log);
 
 /// JSON form of the facts (the `facts --json` document; schema in docs/facts.md).
 [[nodiscard]] nlohmann::json facts_to_json(const HostFacts& facts);

@@ -68,6 +68,16 @@ struct Cudnn9Range {
     [[nodiscard]] bool confirmed() const { return maybe.empty(); }
 };
 
+/// One TensorRT major release line in NVIDIA's CUDA repository (matrix `tensorrt:`).
+struct TensorrtLine {
+    int major = 0;                ///< 10
+    std::string soname;           ///< "libnvinfer.so.10"
+    std::vector<int> cuda_majors; ///< CUDA majors it has builds for
+    std::vector<std::string> deb; ///< packages installed in lockstep (apt names)
+    std::vector<std::string> rpm; ///< the same for dnf
+    bool confirmed = true;
+};
+
 /// CUDA minor version compatibility floor of a CUDA major.
 struct MinorVersionCompat {
     int cuda_major = 0;
@@ -149,6 +159,9 @@ public:
     [[nodiscard]] Cudnn9Fit cudnn9_for(const DottedVersion& prefix,
                                        const DottedVersion& cuda) const;
     [[nodiscard]] const std::vector<Cudnn9Range>& cudnn9_ranges() const { return m_cudnn9; }
+    /// The TensorRT line of a major (10, 8), or nullptr.
+    [[nodiscard]] const TensorrtLine* tensorrt(int major) const;
+    [[nodiscard]] const std::vector<TensorrtLine>& tensorrt_lines() const { return m_tensorrt; }
     /// Container toolkit repo key fingerprint.
     [[nodiscard]] const std::string& container_key_fingerprint() const { return m_ctk_key; }
     /// The key NVIDIA signs a repository with when `url` is NVIDIA's own
@@ -203,6 +216,7 @@ private:
     int m_open_modules_since = 0;
     std::vector<ComputeCapability> m_ccs;
     std::string m_ctk_key;
+    std::vector<TensorrtLine> m_tensorrt;
 };
 
 } // namespace gpuprov

@@ -16,6 +16,12 @@ struct MetricsSnapshot {
     bool smi_up = false; ///< nvidia-smi answered
     std::vector<SmiGpu> gpus;
     std::optional<Journal> journal;
+    /// From the host facts (the CLI fills them): NVIDIA GPUs on the PCI bus, so an alert can
+    /// compare them with the GPUs nvidia-smi sees; -1 when unknown.
+    int gpus_on_pci = -1;
+    std::optional<bool> driver_loaded; ///< /proc/driver/nvidia/version readable
+    /// The profile's monitoring.temperature_alert_c, exported for the alert rule to compare with.
+    std::optional<int> temperature_alert_c;
 };
 
 /// Runs the nvidia-smi query and reads the journal (an unreadable journal counts as none).

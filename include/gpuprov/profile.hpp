@@ -78,6 +78,11 @@ struct CudnnSpec {
     std::string version; ///< "8.9" or "9" / "9.1"
 };
 
+/// TensorRT from the CUDA repository, built for the profile's CUDA major.
+struct TensorrtSpec {
+    std::string version; ///< "10" or "10.4": a TensorRT major, optionally with its minor
+};
+
 struct ContainerSpec {
     bool toolkit = false;
     std::string runtime = "docker"; ///< docker | containerd | crio
@@ -123,6 +128,7 @@ struct Profile {
     std::optional<CudaSpec> cuda;
     std::optional<CudnnSpec> cudnn;
     bool nccl = false;
+    std::optional<TensorrtSpec> tensorrt;
     std::optional<ContainerSpec> container;
     FabricManagerMode fabric_manager = FabricManagerMode::automatic;
     std::optional<InfinibandSpec> infiniband;

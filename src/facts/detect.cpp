@@ -68,6 +68,7 @@ HostFacts detect_facts(const System& sys, const Matrix& matrix) {
     // dpkg's status file, or `rpm -qa` (the one command facts run, and only when an rpm
     // database exists; cached while the database files are unchanged).
     facts.packages = read_nvidia_packages(sys, facts.os.family);
+    facts.runfile_driver = detect_runfile_driver(sys, facts.packages);
     read_el_facts(sys, facts);
     facts.memory_bytes = read_memory(sys);
     facts.root_disk = sys.disk_space("/");

@@ -130,7 +130,7 @@ bool is_nvidia_package(std::string_view name) {
         return true;
     }
     // Prefixes, not substrings: libcurl must not count as CUDA.
-    static constexpr std::array<std::string_view, 17> prefixes{
+    static constexpr std::array<std::string_view, 19> prefixes{
         "cuda",
         "libcuda",
         "libcudnn",
@@ -146,6 +146,8 @@ bool is_nvidia_package(std::string_view name) {
         "libnvjpeg",
         "libnvjitlink",
         "libnvinfer",
+        "libnvonnxparsers",
+        "libnvparsers",
         "tensorrt",
         "datacenter-gpu-manager",
     };

@@ -99,6 +99,11 @@ nlohmann::json facts_to_json(const HostFacts& facts) {
             {"header", c.header},
         };
     }
+    json runfile = nullptr;
+    if (facts.runfile_driver) {
+        runfile = {{"version", str_or_null(facts.runfile_driver->version)},
+                   {"evidence", json(facts.runfile_driver->evidence)}};
+    }
     json disk = nullptr;
     if (facts.root_disk) {
         disk = {
@@ -136,6 +141,7 @@ nlohmann::json facts_to_json(const HostFacts& facts) {
          facts.cuda_default_link ? json(*facts.cuda_default_link) : json(nullptr)},
         {"cudnn", std::move(cudnn)},
         {"packages", json(facts.packages)},
+        {"runfile_driver", std::move(runfile)},
         {"memory_bytes", facts.memory_bytes > 0 ? json(facts.memory_bytes) : json(nullptr)},
         {"root_disk", std::move(disk)},
     };

@@ -71,6 +71,15 @@ const DistroRepo* Matrix::distro_by_os(const std::string& os) const {
     return it == m_distros.end() ? nullptr : &*it;
 }
 
+const TensorrtLine* Matrix::tensorrt(int major) const {
+    for (const auto& t : m_tensorrt) {
+        if (t.major == major) {
+            return &t;
+        }
+    }
+    return nullptr;
+}
+
 const Architecture* Matrix::architecture(const std::string& name) const {
     const auto it = std::find_if(m_archs.begin(), m_archs.end(),
                                  [&](const Architecture& a) { return a.name == name; });

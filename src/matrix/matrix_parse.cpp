@@ -390,6 +390,53 @@ std::vector<ComputeCapability> read_ccs(const Reader& r, const YAML::Node& list)
     return out;
 }
 
+std::vector<std::string> names_at(const Reader& r, const YAML::Node& map, const char* key) {
+    const auto list = r.required(map, key);
+    r.expect_seq(list, std::string("'") + key + "'");
+    std::vector<std::string> out;
+    for (const auto& n : list) {
+        if (!n.IsScalar() || n.Scalar().empty()) {
+            r.fail(n, std::string("'") + key + "' must list package names");
+        }
+        out.push_back(n.Scalar());
+    }
+    if (out.empty()) {
+        r.fail(list, std::string("'") + key + "' must not be empty");
+    }
+    return out;
+}
+
+std::vector<TensorrtLine> read_tensorrt(const Reader& r, const YAML::Node& list) {
+    r.expect_seq(list, "'tensorrt'");
+    std::vector<TensorrtLine> out;
+    for (const auto& row : list) {
+        r.expect_map(row, "a tensorrt row");
+        r.only_keys(row, {"major", "soname", "cuda", "deb", "rpm", "confirmed"});
+        TensorrtLine t;
+        t.major = static_cast<int>(r.integer(row, "major"));
+        t.soname = r.string(row, "soname");
+        if (t.soname != "libnvinfer.so." + std::to_string(t.major)) {
+            r.fail(row["soname"], "TensorRT " + std::to_string(t.major) +
+                                      "'s soname is libnvinfer.so." + std::to_string(t.major));
+        }
+        const auto cuda = r.required(row, "cuda");
+        r.expect_seq(cuda, "'cuda'");
+        for (const auto& c : cuda) {
+            t.cuda_majors.push_back(static_cast<int>(r.integer_at(c, "cuda")));
+        }
+        t.deb = names_at(r, row, "deb");
+        t.rpm = names_at(r, row, "rpm");
+        t.confirmed = r.boolean(row, "confirmed", true);
+        const bool duplicate = std::any_of(
+            out.begin(), out.end(), [&](const TensorrtLine& o) { return o.major == t.major; });
+        if (duplicate) {
+            r.fail(row["major"], "TensorRT " + std::to_string(t.major) + " listed twice");
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
 } // namespace
 
 Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
@@ -404,7 +451,7 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     r.expect_map(root, "the version matrix");
     r.only_keys(root, {"schema", "cuda", "minor_version_compat", "forward_compat",
                        "driver_branches", "distros", "cudnn8", "cudnn9", "architectures",
-                       "compute_capabilities", "gpus", "container_toolkit"});
+                       "compute_capabilities", "gpus", "container_toolkit", "tensorrt"});
     if (r.integer(root, "schema") != 1) {
         r.fail(root["schema"], "unsupported matrix schema; expected 1");
     }
@@ -439,6 +486,9 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     r.expect_map(ctk, "'container_toolkit'");
     r.only_keys(ctk, {"key_fingerprint"});
     m.m_ctk_key = r.fingerprint(ctk, "key_fingerprint");
+    if (const auto trt = root["tensorrt"]) {
+        m.m_tensorrt = read_tensorrt(r, trt);
+    }
     return m;
 }
 

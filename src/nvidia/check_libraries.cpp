@@ -49,7 +49,98 @@ std::vector<std::string> cudnn_headers(const VerifyInput& in, int major) {
     return paths;
 }
 
+/// The installed version of `package` (deb and rpm spell it alike here) as an outcome; `found`
+/// is the version or "not installed". The caller settles it.
+CheckOutcome package_version_outcome(const VerifyInput& in, const System& sys, std::string id,
+                                     std::string step, const std::string& deb,
+                                     const std::string& rpm_name, std::string& version) {
+    const bool rpm = in.facts.os.family == "rhel";
+    const std::vector<std::string> argv =
+        rpm ? std::vector<std::string>{"rpm", "-q", "--qf", "%{VERSION}-%{RELEASE}", rpm_name}
+            : std::vector<std::string>{"dpkg-query", "-W", "-f=${Version}", deb};
+    auto c = make_outcome(std::move(id), std::move(step), display_argv(argv));
+    const auto r = probe(sys, argv);
+    version = r.ok() ? std::string(trim(r.out)) : std::string();
+    c.found = !version.empty() ? version : "not installed";
+    c.excerpt = head_lines(output_of(r), 2);
+    return c;
+}
+
+/// "cuda12." for the profile's CUDA major: what a +cudaX.Y build tag of it contains.
+std::string cuda_major_tag(const VerifyInput& in) {
+    std::string needle = "cuda";
+    if (in.profile.cuda) {
+        const auto cuda = DottedVersion::parse(in.profile.cuda->version);
+        needle += std::to_string(cuda ? cuda->major() : 0) + ".";
+    }
+    return needle;
+}
+
+// trtexec prints "&&&& RUNNING TensorRT.trtexec [TensorRT v101303] [b9] # trtexec --version":
+// NV_TENSORRT_VERSION, major*10000+minor*100+patch since TensorRT 10 (v100400 is 10.4.0) and
+// major*1000+minor*100+patch before (v8602 is 8.6.2). Some releases do not know --version and
+// exit non-zero after that banner ("Model missing or format not recognized"), so the banner is
+// what counts, not the exit status.
+std::optional<std::string> trtexec_version(std::string_view output) {
+    const std::string_view marker = "[TensorRT v";
+    const auto at = output.find(marker);
+    if (at == std::string_view::npos) {
+        return std::nullopt;
+    }
+    const auto digits = output.substr(at + marker.size());
+    const auto end = digits.find(']');
+    const auto number = parse_int(digits.substr(0, end));
+    if (end == std::string_view::npos || !number || *number <= 0) {
+        return std::nullopt;
+    }
+    const long long n = *number;
+    const long long base = n >= 100000 ? 10000 : 1000;
+    return std::to_string(n / base) + "." + std::to_string(n % base / 100) + "." +
+           std::to_string(n % 100);
+}
+
 } // namespace
+
+std::vector<CheckOutcome> check_tensorrt(const VerifyInput& in, const System& sys) {
+    std::vector<CheckOutcome> out;
+    if (!in.profile.tensorrt) {
+        return out;
+    }
+    const auto& wanted = in.profile.tensorrt->version;
+    const auto want = DottedVersion::parse(wanted).value_or(DottedVersion{});
+    const auto major = std::to_string(want.major());
+    const auto fix = "install TensorRT: gpuprov apply " + in.profile.name + " --only tensorrt";
+    out.push_back(library_outcome(sys, "tensorrt.library", "tensorrt", "libnvinfer.so." + major,
+                                  fix + ", then run ldconfig"));
+
+    const auto lib = "libnvinfer" + major;
+    std::string version;
+    auto pkg = package_version_outcome(in, sys, "tensorrt.package", "tensorrt", lib, lib, version);
+    pkg.fix = fix;
+    const auto needle = cuda_major_tag(in);
+    pkg.expected = lib + " " + wanted + ".x built for " + needle + "x";
+    const auto tag = version.rfind('-');
+    settle(pkg, starts_with(version, wanted + ".") && tag != std::string::npos &&
+                    version.find(needle, tag) != std::string::npos);
+    out.push_back(pkg);
+
+    // trtexec ships in libnvinfer-bin outside PATH; checked where it is installed.
+    const std::string trtexec = "/usr/src/tensorrt/bin/trtexec";
+    if (sys.exists(trtexec)) {
+        const std::vector<std::string> targv{trtexec, "--version"};
+        auto run = make_outcome("tensorrt.trtexec", "tensorrt", display_argv(targv));
+        run.expected = "TensorRT " + wanted + ".x";
+        run.fix = fix;
+        const auto t = probe(sys, targv);
+        const auto text = output_of(t);
+        const auto v = trtexec_version(text);
+        run.found = v ? "TensorRT " + *v : "no version banner: " + failure_text(t);
+        run.excerpt = head_lines(text, 2);
+        settle(run, v && starts_with(*v + ".", wanted + "."));
+        out.push_back(run);
+    }
+    return out;
+}
 
 std::vector<CheckOutcome> check_cudnn(const VerifyInput& in, const System& sys) {
     std::vector<CheckOutcome> out;
@@ -99,23 +190,14 @@ std::vector<CheckOutcome> check_nccl(const VerifyInput& in, const System& sys) {
         library_outcome(sys, "nccl.library", "nccl", "libnccl.so.2", fix + ", then run ldconfig"));
 
     const bool rpm = in.facts.os.family == "rhel";
-    const std::vector<std::string> argv =
-        rpm ? std::vector<std::string>{"rpm", "-q", "--qf", "%{VERSION}-%{RELEASE}", "libnccl"}
-            : std::vector<std::string>{"dpkg-query", "-W", "-f=${Version}", "libnccl2"};
-    auto pkg = make_outcome("nccl.package", "nccl", display_argv(argv));
+    std::string version;
+    auto pkg =
+        package_version_outcome(in, sys, "nccl.package", "nccl", "libnccl2", "libnccl", version);
     pkg.fix = fix;
     // The build must match the toolkit's CUDA major: a +cuda11.8 NCCL on CUDA 12 fails to load.
-    std::string needle = "+cuda";
-    if (in.profile.cuda) {
-        const auto cuda = DottedVersion::parse(in.profile.cuda->version);
-        needle += std::to_string(cuda ? cuda->major() : 0) + ".";
-    }
+    const auto needle = "+" + cuda_major_tag(in);
     pkg.expected = (rpm ? "libnccl " : "libnccl2 ") + std::string("built for ") + needle + "x";
-    const auto r = probe(sys, argv);
-    const auto version = std::string(trim(r.out));
-    pkg.found = r.ok() && !version.empty() ? version : "not installed";
-    pkg.excerpt = head_lines(output_of(r), 2);
-    settle(pkg, r.ok() && version.find(needle) != std::string::npos);
+    settle(pkg, version.find(needle) != std::string::npos);
     out.push_back(pkg);
     return out;
 }

@@ -7,9 +7,31 @@ namespace gpuprov::nvidia_detail {
 
 namespace {
 
+/// A runfile driver and no driver packages: working, but gpuprov will not install over it.
+void runfile_alone(const DoctorContext& ctx, std::vector<Finding>& out) {
+    if (!ctx.facts.runfile_driver || !driver_packages(ctx.facts).empty()) {
+        return;
+    }
+    const auto& run = *ctx.facts.runfile_driver;
+    Finding f{.id = "runfile-driver", .severity = "warning"};
+    f.summary = "the driver" + (run.version.empty() ? std::string() : " " + run.version) +
+                " was installed with NVIDIA's .run installer: package updates never reach it, "
+                "it must be rebuilt by hand after every kernel update, and gpuprov's driver step "
+                "is blocked on it";
+    for (const auto& e : run.evidence) {
+        const auto space = e.find(' ');
+        f.evidence.push_back(
+            {e.substr(0, space), space == std::string::npos ? "" : e.substr(space + 1)});
+    }
+    f.fix = "sudo nvidia-installer --uninstall, reboot, then " + apply_hint(ctx.options, "driver") +
+            " to install the driver from packages";
+    out.push_back(std::move(f));
+}
+
 void runfile_conflict(const DoctorContext& ctx, std::vector<Finding>& out) {
     const auto pkgs = driver_packages(ctx.facts);
     if (pkgs.empty()) {
+        runfile_alone(ctx, out);
         return;
     }
     std::vector<Evidence> traces;

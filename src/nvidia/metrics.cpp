@@ -38,6 +38,23 @@ void gpu_metrics(const MetricsSnapshot& s, Writer& w) {
     w.family("gpuprov_nvidia_smi_up", "Whether nvidia-smi answered (1) or failed (0).");
     w.sample("gpuprov_nvidia_smi_up", "", s.smi_up ? 1 : 0);
 
+    w.family("gpuprov_gpus_visible", "GPUs nvidia-smi answered for (0 when it failed).");
+    w.sample("gpuprov_gpus_visible", "", static_cast<double>(s.gpus.size()));
+    if (s.gpus_on_pci >= 0) {
+        w.family("gpuprov_gpus_on_pci", "NVIDIA GPUs on the PCI bus (sysfs).");
+        w.sample("gpuprov_gpus_on_pci", "", s.gpus_on_pci);
+    }
+    if (s.driver_loaded) {
+        w.family("gpuprov_driver_loaded",
+                 "Whether the NVIDIA kernel module is loaded (/proc/driver/nvidia/version).");
+        w.sample("gpuprov_driver_loaded", "", *s.driver_loaded ? 1 : 0);
+    }
+    if (s.temperature_alert_c) {
+        w.family("gpuprov_gpu_temperature_alert_celsius",
+                 "The profile's monitoring.temperature_alert_c.");
+        w.sample("gpuprov_gpu_temperature_alert_celsius", "", *s.temperature_alert_c);
+    }
+
     w.family("gpuprov_gpu_info", "GPU identity; the value is always 1.");
     for (const auto& g : s.gpus) {
         w.sample("gpuprov_gpu_info",

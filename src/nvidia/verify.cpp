@@ -17,6 +17,7 @@ std::vector<CheckOutcome> verify_profile(const VerifyInput& in, const System& sy
         {"cuda-toolkit", check_cuda_toolkit},
         {"cudnn", check_cudnn},
         {"nccl", check_nccl},
+        {"tensorrt", check_tensorrt},
         {"infiniband", check_infiniband},
         {"container-toolkit", check_container_toolkit},
         {"tuning", check_persistence},

@@ -32,6 +32,38 @@ bool datacenter_gpus(const Profile& p, const Matrix& matrix) {
                        [](const GpuModel* g) { return g->datacenter; });
 }
 
+/// TensorRT packages are built per CUDA release, and a TensorRT major only for some CUDA majors.
+void check_tensorrt(const Profile& p, const Matrix& matrix,
+                    const std::optional<DottedVersion>& cuda) {
+    if (!cuda) {
+        fail(p.pos("tensorrt"), "tensorrt needs cuda.version: TensorRT packages are built per CUDA "
+                                "release. Add cuda: {version: \"X.Y\"} or remove tensorrt");
+    }
+    const auto want = DottedVersion::parse(p.tensorrt->version);
+    const auto* line = matrix.tensorrt(want->major());
+    const auto& majors = line->cuda_majors;
+    if (std::find(majors.begin(), majors.end(), cuda->major()) != majors.end()) {
+        return;
+    }
+    std::vector<std::string> names;
+    for (const int m : majors) {
+        names.push_back(std::to_string(m) + ".x");
+    }
+    std::vector<std::string> others;
+    for (const auto& other : matrix.tensorrt_lines()) {
+        const auto& om = other.cuda_majors;
+        if (std::find(om.begin(), om.end(), cuda->major()) != om.end()) {
+            others.push_back("\"" + std::to_string(other.major) + "\"");
+        }
+    }
+    fail(p.pos("tensorrt.version"),
+         "TensorRT " + std::to_string(line->major) + " has no builds for CUDA " + cuda->str() +
+             " (only for CUDA " + join(names, ", ") + ")" +
+             (others.empty()
+                  ? ". Remove tensorrt or choose another cuda.version"
+                  : ". Use tensorrt.version " + join(others, " or ") + " or another cuda.version"));
+}
+
 void check_driver_runs_cuda(const Profile& p, const Matrix& matrix, const CudaRelease& cuda) {
     if (!p.driver) {
         return;
@@ -251,6 +283,9 @@ void check_combinations(const Profile& p, const Matrix& matrix) {
     if (p.nccl && !cuda) {
         fail(p.pos("nccl"), "nccl: true needs cuda.version: NCCL packages are built per CUDA "
                             "release. Add cuda: {version: \"X.Y\"} or set nccl: false");
+    }
+    if (p.tensorrt) {
+        check_tensorrt(p, matrix, cuda);
     }
     check_gpu(p, matrix, cuda);
     check_gpu_branch(p, matrix);

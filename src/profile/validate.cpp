@@ -13,7 +13,7 @@ namespace {
 
 const std::vector<std::string> k_step_ids = {
     "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
-    "cuda-toolkit", "cudnn",      "nccl",      "infiniband", "container-toolkit",
+    "cuda-toolkit", "cudnn",      "nccl",      "tensorrt",   "infiniband", "container-toolkit",
     "tuning",       "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
@@ -381,6 +381,27 @@ CudnnSpec read_cudnn(const Reader& r, const Node& n) {
     return c;
 }
 
+TensorrtSpec read_tensorrt(const Reader& r, const Node& n) {
+    r.expect_map(n, "tensorrt", {"version"});
+    const auto& v = r.required(n, "tensorrt", "version");
+    TensorrtSpec t;
+    t.version = r.safe(v, "tensorrt.version", "\"10\" or \"10.x\"");
+    const auto parsed = DottedVersion::parse(t.version);
+    const bool shape = parsed && parsed->parts.size() <= 2 &&
+                       std::all_of(t.version.begin(), t.version.end(),
+                                   [](char c) { return c == '.' || (c >= '0' && c <= '9'); });
+    if (!shape || r.matrix().tensorrt(parsed->major()) == nullptr) {
+        std::vector<std::string> majors;
+        for (const auto& line : r.matrix().tensorrt_lines()) {
+            majors.push_back("\"" + std::to_string(line.major) + "\"");
+        }
+        fail(v.pos, "'tensorrt.version' must be a TensorRT major the matrix knows (" +
+                        join(majors, ", ") + "), optionally with a minor such as \"10.4\"; got '" +
+                        t.version + "'. Omit tensorrt (or set it to null) to install none");
+    }
+    return t;
+}
+
 ContainerSpec read_container(const Reader& r, const Node& n) {
     r.expect_map(n, "container", {"toolkit", "runtime"});
     ContainerSpec c;
@@ -474,7 +495,7 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
-                  "cuda", "cudnn", "nccl", "infiniband", "container", "fabric_manager", "tuning",
+                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager", "tuning",
                   "monitoring", "steps"});
     Profile p;
     p.source = root.pos.file;
@@ -513,6 +534,8 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     if (const auto* v = get(root, "nccl")) {
         p.nccl = r.boolean(*v, "nccl");
     }
+    if (const auto* v = get(root, "tensorrt")) {
+        p.tensorrt = read_tensorrt(r, *v);
     if (const auto* v = get(root, "infiniband")) {
         p.infiniband = read_infiniband(r, *v);
     }

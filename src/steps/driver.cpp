@@ -1,6 +1,7 @@
 // driver: the branch's packages from NVIDIA's repository, held against unattended upgrades,
 // loaded now or after the reboot that nouveau forces.
 #include "common.hpp"
+#include "runfile_driver.hpp"
 #include "steps.hpp"
 
 #include <algorithm>
@@ -158,6 +159,9 @@ public:
         if (!ctx.profile.driver) {
             r.status = StepStatus::skipped;
             r.reason = "profile has no driver section";
+            return r;
+        }
+        if (block_on_runfile_driver(ctx, r)) {
             return r;
         }
         const auto& d = *ctx.profile.driver;

@@ -18,8 +18,10 @@ std::vector<ManagedFile> units(const StepContext& ctx) {
     return {
         {"/etc/systemd/system/gpuprov-metrics.service",
          fmt::format("{}[Unit]\nDescription=gpuprov GPU metrics for the node_exporter textfile "
-                     "collector\n\n[Service]\nType=oneshot\nExecStart={} metrics --textfile {}\n",
-                     kManagedHeader, ctx.gpuprov_path, dir)},
+                     "collector\n\n[Service]\nType=oneshot\nExecStart={} metrics --textfile {} "
+                     "--temperature-alert-c {}\n",
+                     kManagedHeader, ctx.gpuprov_path, dir,
+                     ctx.profile.monitoring->temperature_alert_c)},
         {"/etc/systemd/system/gpuprov-metrics.timer",
          fmt::format("{}[Unit]\nDescription=Refresh gpuprov GPU metrics every minute\n\n"
                      "[Timer]\nOnBootSec=30s\nOnUnitActiveSec=60s\n\n[Install]\n"

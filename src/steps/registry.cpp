@@ -60,6 +60,7 @@ std::vector<std::unique_ptr<Step>> make_steps() {
     out.push_back(steps::make_cuda_toolkit());
     out.push_back(steps::make_cudnn());
     out.push_back(steps::make_nccl());
+    out.push_back(steps::make_tensorrt());
     out.push_back(steps::make_infiniband());
     out.push_back(steps::make_container_toolkit());
     out.push_back(steps::make_tuning());
@@ -71,7 +72,7 @@ std::vector<std::unique_ptr<Step>> make_steps() {
 const std::vector<std::string>& step_ids() {
     static const std::vector<std::string> ids{
         "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
-        "cuda-toolkit", "cudnn",      "nccl",      "infiniband", "container-toolkit",
+        "cuda-toolkit", "cudnn",      "nccl",      "tensorrt",   "infiniband", "container-toolkit",
         "tuning",       "monitoring", "verify"};
     return ids;
 }

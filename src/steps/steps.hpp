@@ -12,6 +12,7 @@ std::unique_ptr<Step> make_fabric_manager();
 std::unique_ptr<Step> make_cuda_toolkit();
 std::unique_ptr<Step> make_cudnn();
 std::unique_ptr<Step> make_nccl();
+std::unique_ptr<Step> make_tensorrt();
 std::unique_ptr<Step> make_infiniband();
 std::unique_ptr<Step> make_container_toolkit();
 std::unique_ptr<Step> make_tuning();

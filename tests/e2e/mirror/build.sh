@@ -362,6 +362,52 @@ HDR
     mkdeb libnccl-dev "$v" "libnccl2 (= $v)" "NVIDIA Collective Communication Library (NCCL) Development Files" "multiverse/libdevel"
 done
 
+# --- TensorRT 10: one version string for the whole set, one build per CUDA minor --------------
+# 10.4.0.26 has a +cuda12.2 and a higher-sorting +cuda12.5 build; 10.5.0.18 only +cuda12.5. For a
+# CUDA 12.4 profile the right pick is 10.4.0.26-1+cuda12.2 everywhere: an unpinned install gets
+# 10.5.0.18 (newest), a pin by sort order the +cuda12.5 build. Like NVIDIA's, the `tensorrt` meta
+# package depends on every library at exactly its own version, so a mixed set cannot install.
+# trtexec (libnvinfer-bin, /usr/src/tensorrt/bin) behaves like TensorRT 10.13's: it does not know
+# --version, prints its banner, an error and a FAILED line, and exits 1; without libnvinfer.so.10
+# it fails to load as a real binary would.
+TRT_LIBS=(libnvinfer10 libnvinfer-plugin10 libnvinfer-vc-plugin10 libnvinfer-lean10 libnvinfer-dispatch10 libnvonnxparsers10)
+trt_build() { # TRT-VERSION CUDA-X.Y BANNER-NUMBER
+    local v="$1-1+cuda$2" p deps=""
+    for p in "${TRT_LIBS[@]}"; do
+        case "$p" in
+            libnvinfer10) lib "$p" "$v" libnvinfer.so.10 "libnvinfer.so.$1" ;;
+            libnvinfer-plugin10) lib "$p" "$v" libnvinfer_plugin.so.10 "libnvinfer_plugin.so.$1" ;;
+            libnvinfer-vc-plugin10) lib "$p" "$v" libnvinfer_vc_plugin.so.10 "libnvinfer_vc_plugin.so.$1" ;;
+            libnvinfer-lean10) lib "$p" "$v" libnvinfer_lean.so.10 "libnvinfer_lean.so.$1" ;;
+            libnvinfer-dispatch10) lib "$p" "$v" libnvinfer_dispatch.so.10 "libnvinfer_dispatch.so.$1" ;;
+            libnvonnxparsers10) lib "$p" "$v" libnvonnxparser.so.10 "libnvonnxparser.so.$1" ;;
+        esac
+        if [[ "$p" == libnvinfer10 ]]; then
+            mkdeb "$p" "$v" "" "TensorRT runtime libraries" "multiverse/libs"
+        else
+            mkdeb "$p" "$v" "libnvinfer10 (= $v)" "TensorRT $p library" "multiverse/libs"
+        fi
+        deps+="${deps:+, }$p (= $v)"
+    done
+    put libnvinfer-bin "$v" /usr/src/tensorrt/bin/trtexec 0755 <<TRTEXEC
+#!/bin/sh
+# gpuprov e2e stand-in for trtexec (TensorRT $1)
+if [ ! -e /usr/lib/x86_64-linux-gnu/libnvinfer.so.10 ]; then
+    echo "trtexec: error while loading shared libraries: libnvinfer.so.10: cannot open shared object file: No such file or directory" >&2
+    exit 127
+fi
+echo "&&&& RUNNING TensorRT.trtexec [TensorRT v$3] [b26] # trtexec \$*"
+echo "[12/03/2026-10:00:00] [E] Model missing or format not recognized"
+echo "&&&& FAILED TensorRT.trtexec [TensorRT v$3] [b26] # trtexec \$*"
+exit 1
+TRTEXEC
+    mkdeb libnvinfer-bin "$v" "libnvinfer10 (= $v), libnvinfer-plugin10 (= $v), libnvonnxparsers10 (= $v)" "TensorRT binaries" "multiverse/devel"
+    mkdeb tensorrt "$v" "$deps, libnvinfer-bin (= $v)" "Meta package for TensorRT" "multiverse/metapackages"
+}
+trt_build 10.4.0.26 12.2 100400
+trt_build 10.4.0.26 12.5 100400
+trt_build 10.5.0.18 12.5 100500
+
 # --- NVIDIA Container Toolkit -----------------------------------------------------------------
 MAINT='NVIDIA CORPORATION <cudatools@nvidia.com>'
 sed "s/@VERSION@/$CTK/" "$HERE/stubs/nvidia-ctk" | put nvidia-container-toolkit-base "$CTK-1" /usr/bin/nvidia-ctk 0755
@@ -463,13 +509,14 @@ index_pad() {
     done
 }
 CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-*' 'cuda-12-*'
-    'libcudnn9*' 'cudnn9*' 'libnccl*')
+    'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
 for slug in debian12 ubuntu2204; do
     mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
 done
 # ubuntu2404 starts at CUDA 12.5 (reference 2.5): no 12.4 toolkit there.
 mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
-    'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*'
+    'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
+    'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'

@@ -724,7 +724,7 @@ inline void converge_config(TestHost& host) {
                  kManaged + "[Unit]\nDescription=gpuprov GPU metrics for the node_exporter "
                             "textfile collector\n\n[Service]\nType=oneshot\n"
                             "ExecStart=/usr/local/bin/gpuprov metrics --textfile "
-                            "/var/lib/prometheus/node-exporter\n");
+                            "/var/lib/prometheus/node-exporter --temperature-alert-c 85\n");
     sys.add_file(kMetricsTimer, kManaged + "[Unit]\nDescription=Refresh gpuprov GPU metrics every "
                                            "minute\n\n[Timer]\nOnBootSec=30s\n"
                                            "OnUnitActiveSec=60s\n\n[Install]\n"

@@ -29,7 +29,7 @@ TEST(FactsJson, TopLevelKeysAreStable) {
               (std::vector<std::string>{"arch", "cuda", "cuda_default_link", "cudnn", "driver",
                                         "el", "gpus", "infiniband", "kernel", "kernel_headers", "memory_bytes",
                                         "nouveau_loaded", "nvswitch_count", "os", "packages",
-                                        "pkg_arch", "repo_arch", "root_disk", "secure_boot"}));
+                                        "pkg_arch", "repo_arch", "root_disk", "runfile_driver", "secure_boot"}));
 }
 
 TEST(FactsJson, OsBlock) {

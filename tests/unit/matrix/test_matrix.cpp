@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <gpuprov/error.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gtest/gtest.h>
@@ -486,6 +487,42 @@ TEST(MatrixParse, BadFingerprintIsRefused) {
                                         "C95B321B61E88C1809C4F759DDCAE044F796ECB"));
     EXPECT_EQ(e.line(), 12);
     EXPECT_NE(e.message().find("40 upper-case hex"), std::string::npos) << e.what();
+}
+
+TEST(Matrix, TensorrtLinesCarryTheLockstepSets) {
+    const auto* ten = m().tensorrt(10);
+    ASSERT_NE(ten, nullptr);
+    EXPECT_EQ(ten->soname, "libnvinfer.so.10");
+    EXPECT_EQ(ten->cuda_majors, (std::vector<int>{11, 12, 13}));
+    for (const char* p : {"tensorrt", "libnvinfer10", "libnvinfer-plugin10", "libnvinfer-lean10",
+                          "libnvinfer-dispatch10", "libnvonnxparsers10", "libnvinfer-bin"}) {
+        EXPECT_NE(std::find(ten->deb.begin(), ten->deb.end(), p), ten->deb.end()) << p;
+        EXPECT_NE(std::find(ten->rpm.begin(), ten->rpm.end(), p), ten->rpm.end()) << p;
+    }
+    const auto* eight = m().tensorrt(8);
+    ASSERT_NE(eight, nullptr);
+    EXPECT_FALSE(eight->confirmed);
+    EXPECT_EQ(m().tensorrt(9), nullptr);
+}
+
+TEST(MatrixParse, TensorrtRowsAreChecked) {
+    const std::string row = "tensorrt:\n  - {major: 10, soname: libnvinfer.so.10, cuda: [12], "
+                            "deb: [libnvinfer10], rpm: [libnvinfer10]}\n";
+    const auto ok = Matrix::parse(k_small + row, "test.yaml");
+    ASSERT_NE(ok.tensorrt(10), nullptr);
+    EXPECT_EQ(ok.tensorrt(10)->deb, std::vector<std::string>{"libnvinfer10"});
+
+    auto e = parse_error(k_small + replaced(row, "libnvinfer.so.10", "libnvinfer.so.8"));
+    EXPECT_NE(e.message().find("TensorRT 10's soname is libnvinfer.so.10"), std::string::npos)
+        << e.what();
+    e = parse_error(k_small + replaced(row, "deb: [libnvinfer10]", "deb: []"));
+    EXPECT_NE(e.message().find("'deb' must not be empty"), std::string::npos) << e.what();
+    e = parse_error(k_small + row +
+                    "  - {major: 10, soname: libnvinfer.so.10, cuda: [12], "
+                    "deb: [a], rpm: [a]}\n");
+    EXPECT_NE(e.message().find("TensorRT 10 listed twice"), std::string::npos) << e.what();
+    e = parse_error(k_small + replaced(row, "cuda: [12]", "cuda: [12], hold: true"));
+    EXPECT_NE(e.message().find("unknown key 'hold'"), std::string::npos) << e.what();
 }
 
 } // namespace

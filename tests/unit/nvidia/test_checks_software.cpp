@@ -154,3 +154,86 @@ TEST(CheckPersistence, DisabledGpuFails) {
     script_query(h.sys, "query-580-a100.csv");
     EXPECT_TRUE(h.run(check_persistence)[0].passed);
 }
+
+namespace {
+
+const std::string kTrtexec = "/usr/src/tensorrt/bin/trtexec";
+
+Host tensorrt_host() {
+    Host h;
+    h.profile = driver_profile("550", "12.4");
+    h.profile.tensorrt = TensorrtSpec{.version = "10"};
+    h.sys.on_command(
+        kLdconfig,
+        answer_ok("3 libs found in cache `/etc/ld.so.cache'\n"
+                  "\tlibnvinfer.so.10 (libc6,x86-64) => "
+                  "/lib/x86_64-linux-gnu/libnvinfer.so.10\n"
+                  "\tlibnccl.so.2 (libc6,x86-64) => /lib/x86_64-linux-gnu/libnccl.so.2\n"));
+    h.sys.on_command({"dpkg-query", "-W", "-f=${Version}", "libnvinfer10"},
+                     answer_ok("10.13.3.9-1+cuda12.9"));
+    return h;
+}
+
+} // namespace
+
+TEST(CheckTensorrt, LibraryPackageAndTrtexecBannerOfAFailingVersionProbe) {
+    auto h = tensorrt_host();
+    h.sys.add_file(kTrtexec, "");
+    // This trtexec does not know --version: it prints its banner and fails. The banner counts.
+    h.sys.on_command(
+        {kTrtexec, "--version"},
+        answer_failed(1, "", read_fixture("cmd/trtexec/version-10.13.3-unknown-flag.txt")));
+    const auto checks = h.run(check_tensorrt);
+    ASSERT_EQ(checks.size(), 3u);
+    EXPECT_EQ(checks[0].id, "tensorrt.library");
+    EXPECT_TRUE(checks[0].passed) << checks[0].found;
+    EXPECT_EQ(checks[0].found, "/lib/x86_64-linux-gnu/libnvinfer.so.10");
+    EXPECT_EQ(checks[1].id, "tensorrt.package");
+    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+    EXPECT_EQ(checks[2].id, "tensorrt.trtexec");
+    EXPECT_TRUE(checks[2].passed) << checks[2].found;
+    EXPECT_EQ(checks[2].found, "TensorRT 10.13.3");
+
+    // Asked for 10.4: the 10.13 package and trtexec are wrong.
+    h.profile.tensorrt->version = "10.4";
+    const auto wrong = h.run(check_tensorrt);
+    EXPECT_FALSE(wrong[1].passed);
+    EXPECT_FALSE(wrong[2].passed);
+    EXPECT_EQ(wrong[2].expected, "TensorRT 10.4.x");
+}
+
+TEST(CheckTensorrt, WrongCudaMajorBuildAndMissingLibraryFail) {
+    auto h = tensorrt_host();
+    h.sys.on_command({"dpkg-query", "-W", "-f=${Version}", "libnvinfer10"},
+                     answer_ok("10.13.3.9-1+cuda13.0"));
+    h.sys.on_command(kLdconfig, answer_ok(read_fixture("cmd/ldconfig/nccl-grep.txt")));
+    const auto checks = h.run(check_tensorrt);
+    ASSERT_EQ(checks.size(), 2u); // no trtexec installed: not run, not passed
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_EQ(checks[0].found, "absent");
+    EXPECT_FALSE(checks[1].passed);
+    EXPECT_EQ(checks[1].expected, "libnvinfer10 10.x built for cuda12.x");
+    EXPECT_NE(checks[1].fix.find("--only tensorrt"), std::string::npos);
+}
+
+TEST(CheckTensorrt, TrtexecWithoutABannerFailsAndOldBannersDecode) {
+    auto h = tensorrt_host();
+    h.sys.add_file(kTrtexec, "");
+    h.sys.on_command({kTrtexec, "--version"}, answer_failed(127, "error while loading shared "
+                                                                 "libraries: libnvinfer.so.10"));
+    auto checks = h.run(check_tensorrt);
+    ASSERT_EQ(checks.size(), 3u);
+    EXPECT_FALSE(checks[2].passed);
+    EXPECT_EQ(checks[2].found, "no version banner: exit status 127");
+
+    // TensorRT 8 encodes major*1000+minor*100+patch: v8602 is 8.6.2.
+    h.profile.tensorrt->version = "8";
+    h.sys.on_command({"dpkg-query", "-W", "-f=${Version}", "libnvinfer8"},
+                     answer_ok("8.6.1.6-1+cuda12.0"));
+    h.sys.on_command({kTrtexec, "--version"},
+                     answer_ok("&&&& RUNNING TensorRT.trtexec [TensorRT v8602] # trtexec\n"));
+    checks = h.run(check_tensorrt);
+    EXPECT_EQ(checks[2].found, "TensorRT 8.6.2");
+    EXPECT_TRUE(checks[2].passed);
+    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+}

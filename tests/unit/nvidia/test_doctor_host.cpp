@@ -88,6 +88,28 @@ TEST(DoctorHostChecks, TemperatureAboveThreshold) {
     EXPECT_TRUE(h.run().empty());
 }
 
+TEST(DoctorHostChecks, RunfileDriverAloneIsExplained) {
+    DoctorHost h;
+    h.facts.packages.clear();
+    h.facts.runfile_driver = RunfileDriver{
+        .version = "550.90.07",
+        .evidence = {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.90.07 belongs to no "
+                     "installed package"}};
+    const auto findings = h.run();
+    const auto* f = find_finding(findings, "runfile-driver");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, "warning");
+    EXPECT_NE(f->summary.find("driver 550.90.07 was installed with NVIDIA's .run installer"),
+              std::string::npos);
+    ASSERT_EQ(f->evidence.size(), 1U);
+    EXPECT_EQ(f->evidence[0].command, "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.90.07");
+    EXPECT_EQ(f->evidence[0].excerpt, "belongs to no installed package");
+    EXPECT_NE(f->fix.find("nvidia-installer --uninstall"), std::string::npos);
+    // With driver packages next to it, the conflict finding speaks instead.
+    h.facts.packages = {{"nvidia-driver-535", "535.129.03-0ubuntu1"}};
+    EXPECT_EQ(find_finding(h.run(), "runfile-driver"), nullptr);
+}
+
 // ---- InfiniBand ----
 
 namespace gpuprov::testing {

@@ -74,6 +74,32 @@ TEST(Metrics, SentinelValuesAreLeftOutAndSmiDownHasNoGpus) {
     EXPECT_EQ(down.find("gpuprov_step_status"), std::string::npos);
 }
 
+TEST(Metrics, HostSeriesTheAlertRulesCompare) {
+    auto s = a100_snapshot();
+    auto text = render_metrics(s);
+    EXPECT_NE(text.find("\ngpuprov_gpus_visible 2\n"), std::string::npos) << text;
+    // Unknown to the snapshot (no facts, no --temperature-alert-c): left out, not 0.
+    EXPECT_EQ(text.find("gpuprov_gpus_on_pci"), std::string::npos);
+    EXPECT_EQ(text.find("gpuprov_driver_loaded"), std::string::npos);
+    EXPECT_EQ(text.find("gpuprov_gpu_temperature_alert_celsius"), std::string::npos);
+
+    s.gpus_on_pci = 4;
+    s.driver_loaded = true;
+    s.temperature_alert_c = 80;
+    text = render_metrics(s);
+    EXPECT_NE(text.find("\ngpuprov_gpus_on_pci 4\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\ngpuprov_driver_loaded 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\ngpuprov_gpu_temperature_alert_celsius 80\n"), std::string::npos) << text;
+
+    // nvidia-smi down: no GPU visible, the bus and the module still reported.
+    MetricsSnapshot down;
+    down.gpus_on_pci = 4;
+    down.driver_loaded = false;
+    text = render_metrics(down);
+    EXPECT_NE(text.find("\ngpuprov_gpus_visible 0\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\ngpuprov_driver_loaded 0\n"), std::string::npos) << text;
+}
+
 TEST(Metrics, LabelValuesEscaped) {
     EXPECT_EQ(escape_label_value(R"(a"b\c)"
                                  "\n"),
@@ -111,7 +137,11 @@ TEST(Metrics, CollectReadsSmiAndJournal) {
 
 TEST(Metrics, PromtoolAcceptsTheOutput) {
     LocalSystem local;
-    for (const auto& snapshot : {a100_snapshot(), MetricsSnapshot{}}) {
+    auto full = a100_snapshot();
+    full.gpus_on_pci = 2;
+    full.driver_loaded = true;
+    full.temperature_alert_c = 85;
+    for (const auto& snapshot : {a100_snapshot(), MetricsSnapshot{}, full}) {
         Command cmd;
         cmd.argv = {"promtool", "check", "metrics"};
         cmd.timeout = std::chrono::seconds(30);

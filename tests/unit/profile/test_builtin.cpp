@@ -76,6 +76,8 @@ TEST(BuiltinProfiles, NlpInfer) {
     EXPECT_FALSE(p.host.disks[0].nvme);
     EXPECT_FALSE(p.nccl);
     EXPECT_EQ(p.cudnn->version, "9");
+    ASSERT_TRUE(p.tensorrt); // "TensorRT INT8" in its description
+    EXPECT_EQ(p.tensorrt->version, "10");
     EXPECT_TRUE(p.container->toolkit);
     // Every listed distro's repo carries the chosen CUDA.
     const auto cuda = *DottedVersion::parse(p.cuda->version);

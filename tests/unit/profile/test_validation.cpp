@@ -247,6 +247,33 @@ TEST(Validation, CudnnAndNcclNeedCuda) {
         contains(load_error("name: x\nnccl: true\n").message(), "nccl: true needs cuda.version"));
 }
 
+TEST(Validation, TensorrtMajorAndItsCudaMajors) {
+    const auto p = load("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"12.6\"}\n"
+                        "tensorrt: {version: \"10.4\"}\n");
+    ASSERT_TRUE(p.tensorrt);
+    EXPECT_EQ(p.tensorrt->version, "10.4");
+    // Needs a CUDA release to pick the build for.
+    EXPECT_TRUE(contains(load_error("name: x\ntensorrt: {version: \"10\"}\n").message(),
+                         "tensorrt needs cuda.version"));
+    // An unknown major names the ones the matrix knows and points at the value.
+    auto e = load_error("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"12.6\"}\n"
+                        "tensorrt: {version: \"9\"}\n");
+    EXPECT_TRUE(contains(e.message(), "TensorRT major the matrix knows (\"10\", \"8\")"))
+        << e.what();
+    EXPECT_TRUE(contains(e.what(), "t.yaml:4:")) << e.what();
+    for (const char* bad : {"\"10.4.0\"", "\"ten\"", "\"10.x\"", "[10]"}) {
+        (void)load_error(std::string("name: x\ndriver: {branch: \"580\"}\ncuda: {version: "
+                                     "\"12.6\"}\ntensorrt: {version: ") +
+                         bad + "}\n");
+    }
+    // TensorRT 8 has no CUDA 13 builds: refused with the major that has them.
+    e = load_error("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"13.0\"}\n"
+                   "tensorrt: {version: \"8\"}\n");
+    EXPECT_TRUE(contains(e.message(), "TensorRT 8 has no builds for CUDA 13.0 (only for CUDA "
+                                      "11.x, 12.x). Use tensorrt.version \"10\""))
+        << e.what();
+}
+
 TEST(Validation, DriverBranchAtTheRequiredMinimumIsAccepted) {
     EXPECT_EQ(
         load("name: x\ndriver: {branch: \"550\"}\ncuda: {version: \"12.4\"}\n").driver->branch,
