@@ -15,6 +15,10 @@ if ! "$REPO_ROOT/scripts/package.sh" "$pkgdir" >"$OUT/package.log" 2>&1; then
 fi
 deb=$(ls "$pkgdir"/gpuprov_*.deb | head -n 1)
 pass "built $(basename "$deb")"
+# Debian's own package checks: no error or warning (the overrides it ships give their reasons).
+if lintian --fail-on error,warning "$deb" >"$OUT/lintian.log" 2>&1; then pass "lintian: no error or warning"; else
+    fail "lintian: $(grep -E '^[EW]: ' "$OUT/lintian.log" | head -n 10 | tr '\n' ';')"
+fi
 cp "$deb" "$ROOT/root/"
 # The roots are slimmed like Docker's images (no man pages); a sysadmin's host has them.
 sed -i '\|/usr/share/man|d' "$ROOT/etc/dpkg/dpkg.cfg.d/01-e2e-slim"
