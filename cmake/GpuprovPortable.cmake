@@ -13,7 +13,8 @@
 set(GPUPROV_GLIBC_SYSROOT "" CACHE PATH
     "Link build/gpuprov against this glibc sysroot (scripts/sysroot.sh) for the release binary")
 
-target_link_options(gpuprov PRIVATE -static-libstdc++)
+# Every symbol bound at start (the binary has few dynamic symbols left) and read-only after.
+target_link_options(gpuprov PRIVATE -static-libstdc++ LINKER:-z,relro,-z,now)
 if(GPUPROV_GLIBC_SYSROOT)
     if(NOT EXISTS "${GPUPROV_GLIBC_SYSROOT}/usr/lib/x86_64-linux-gnu/libc_nonshared.a")
         message(FATAL_ERROR "GPUPROV_GLIBC_SYSROOT=${GPUPROV_GLIBC_SYSROOT} holds no libc6-dev "
