@@ -8,13 +8,8 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/scenario.sh"
 mkdir -p "$OUT"
 
-pkgdir=$E2E_WORK/package
-if ! "$REPO_ROOT/scripts/package.sh" "$pkgdir" >"$OUT/package.log" 2>&1; then
-    fail "scripts/package.sh failed: $(tail -n 5 "$OUT/package.log")"
-    scenario_end
-fi
-deb=$(ls "$pkgdir"/gpuprov_*.deb | head -n 1)
-pass "built $(basename "$deb")"
+build_package
+deb=$DEB
 unpacked=$E2E_WORK/unpacked
 dpkg-deb -x "$deb" "$unpacked"
 check "the packaged binary passes scripts/check-portable.sh" \
