@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev libspdlog-dev
-      libcurl4-openssl-dev libssl-dev nlohmann-json3-dev)
+      libcurl4-openssl-dev libssl-dev zlib1g-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
     pkgs+=(libgtest-dev googletest gpgv gpg prometheus cloud-init python3-yaml)
     while read -r p; do

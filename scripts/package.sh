@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds gpuprov_<version>_<arch>.deb from the tree `cmake --install` lays out (binary, man page,
 # bash/zsh completion, logrotate, docs), with the runtime dependencies dpkg-shlibdeps computes
-# from the binary itself. And gpuprov-<version>-1.<arch>.rpm from the same tree when rpmbuild
-# is installed (Debian's `rpm` package).
-# Usage: scripts/package.sh [OUTDIR]   (default dist-out/; builds build/ first when needed)
+# from the binary itself plus libcurl (opened at run time). And gpuprov-<version>-1.<arch>.rpm
+# from the same tree when rpmbuild is installed (Debian's `rpm` package). The binary is the
+# release build (scripts/build.sh --release), checked by scripts/check-portable.sh: one package
+# for every supported distro. e2e 17 holds the .deb to lintian (no error or warning).
+# Usage: scripts/package.sh [OUTDIR]   (default dist-out/; builds build/gpuprov first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:-dist-out}" && cd "${1:-dist-out}" && pwd)
 
-if [[ ! -x build/gpuprov ]]; then GPUPROV_BUILD_TESTS=${GPUPROV_BUILD_TESTS:-OFF} scripts/build.sh; fi
+scripts/build.sh --release --target gpuprov >&2
 # The install paths are a configure-time choice (GNUInstallDirs puts /etc beside a /usr
 # prefix); changing the prefix recompiles nothing.
 cmake -S . -B build -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc >/dev/null
@@ -19,21 +21,33 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/root
 DESTDIR=$root cmake --install build --strip >/dev/null
+# As dh_strip does: no compiler version comments.
+strip --remove-section=.comment --remove-section=.note "$root/usr/bin/gpuprov"
+scripts/check-portable.sh "$root/usr/bin/gpuprov" >&2
+maintainer=${GPUPROV_MAINTAINER:-gpuprov developers <gpuprov@localhost>}
 # Debian policy: man pages compressed, a copyright file, conffiles listed, root-owned files.
 gzip -9n "$root/usr/share/man/man1/gpuprov.1"
 mkdir -p "$root/usr/share/doc/gpuprov"
-cat >"$root/usr/share/doc/gpuprov/copyright" <<'COPY'
-Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: gpuprov
-Comment: NVIDIA facts in the documentation cite NVIDIA's published documents; the version
- matrix is data about NVIDIA's packages, none of NVIDIA's software is included.
-COPY
+install -m 0644 dist/debian/copyright "$root/usr/share/doc/gpuprov/copyright"
+install -D -m 0644 dist/debian/lintian-overrides "$root/usr/share/lintian/overrides/gpuprov"
+printf 'gpuprov (%s-1) unstable; urgency=medium\n\n  * Release %s.\n\n -- %s  %s\n' \
+    "$version" "$version" "$maintainer" "$(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")" |
+    gzip -9n >"$root/usr/share/doc/gpuprov/changelog.Debian.gz"
 
 # Runtime dependencies, from the ELF's NEEDED entries and the system's shlibs/symbols files.
 mkdir -p "$stage/debian"
 printf 'Source: gpuprov\n\nPackage: gpuprov\nArchitecture: any\n' >"$stage/debian/control"
 depends=$(cd "$stage" && dpkg-shlibdeps -O -e root/usr/bin/gpuprov 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [[ -n "$depends" ]] || { echo "package.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# libcurl is opened with dlopen by the commands that download (src/system/http_curl.cpp), so
+# no NEEDED entry names it: either Debian flavour of libcurl.so.4, 7.61 (EL 8's) or newer.
+depends="$depends, libcurl4 (>= 7.61) | libcurl3-gnutls (>= 7.61)"
+# Repository signatures are checked with gpgv, which Debian 13's apt (sqv) no longer pulls in.
+depends="$depends, gpgv"
+# The host's symbols files date every glibc symbol to its own (>= 2.34) layout; the binary's
+# newest glibc symbol version is the libc6 it needs.
+glibc=$(objdump -T "$root/usr/bin/gpuprov" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
+depends=$(sed -E "s/libc6 \(>= [^)]*\)/libc6 (>= $glibc)/" <<<"$depends")
 
 mkdir -p "$root/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
@@ -41,7 +55,7 @@ cat >"$root/DEBIAN/control" <<CONTROL
 Package: gpuprov
 Version: $version-1
 Architecture: $arch
-Maintainer: gpuprov developers <gpuprov@localhost>
+Maintainer: $maintainer
 Installed-Size: $size
 Depends: $depends
 Recommends: apt, gpg
@@ -55,17 +69,21 @@ Description: provision and verify NVIDIA GPU hosts from YAML profiles
  every step with the real tools and resumes after the reboot a driver needs.
 CONTROL
 find "$root/etc" -type f -printf '/etc/%P\n' | sort >"$root/DEBIAN/conffiles"
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z |
+    xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 deb="$out/gpuprov_${version}-1_${arch}.deb"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
 echo "$deb"
 
 if command -v rpmbuild >/dev/null; then
-    rm -rf "$root/DEBIAN"
+    rm -rf "$root/DEBIAN" "$root/usr/share/lintian"
     rpmarch=$(uname -m)
     mkdir -p "$stage/rpm"
     {
         printf 'Name: gpuprov\nVersion: %s\nRelease: 1\nSummary: Provision and verify NVIDIA GPU hosts from YAML profiles\n' "$version"
-        printf 'License: Proprietary\nBuildArch: %s\nAutoReqProv: yes\n\n' "$rpmarch"
+        printf 'License: Proprietary\nBuildArch: %s\nAutoReqProv: yes\n' "$rpmarch"
+        # Opened with dlopen (src/system/http_curl.cpp), so rpm's automatic requires miss it.
+        printf 'Requires: libcurl.so.4()(64bit)\n\n'
         printf '%%description\ngpuprov turns a fresh server into a working, verified NVIDIA GPU machine.\n\n'
         printf '%%files\n/usr/bin/gpuprov\n/usr/share/man/man1/gpuprov.1.gz\n/usr/share/bash-completion/completions/gpuprov\n'
         printf '/usr/share/zsh/vendor-completions/_gpuprov\n%%config(noreplace) /etc/logrotate.d/gpuprov\n/usr/share/doc/gpuprov\n'

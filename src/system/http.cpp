@@ -1,8 +1,8 @@
 #include "http.hpp"
 
-#include <curl/curl.h>
+#include "http_curl.hpp"
+
 #include <fmt/format.h>
-#include <mutex>
 
 namespace gpuprov::detail {
 
@@ -25,9 +25,15 @@ std::size_t on_data(char* ptr, std::size_t size, std::size_t nmemb, void* user) 
     return n;
 }
 
-void global_init() {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+// The allowed protocols: the string options since curl 7.85, the bitmask before (EL 8 ships
+// 7.61, Debian 11 7.74).
+void allow_protocols(const CurlApi& curl, CURL* h, CURLoption str_opt, CURLoption mask_opt,
+                     bool https_only) {
+    if (curl.easy_setopt(h, str_opt, https_only ? "https" : "http,https") == CURLE_OK) {
+        return;
+    }
+    const long mask = https_only ? CURLPROTO_HTTPS : (CURLPROTO_HTTP | CURLPROTO_HTTPS);
+    curl.easy_setopt(h, mask_opt, mask);
 }
 
 struct Attempt {
@@ -37,45 +43,45 @@ struct Attempt {
     std::string error;
 };
 
-Attempt attempt(const FetchRequest& req, std::string& body) {
+Attempt attempt(const CurlApi& api, const FetchRequest& req, std::string& body) {
     Attempt a;
-    CURL* curl = curl_easy_init();
+    CURL* curl = api.easy_init();
     if (curl == nullptr) {
         a.error = "curl_easy_init failed";
         return a;
     }
     Sink sink{&body, req.max_bytes};
     char errbuf[CURL_ERROR_SIZE] = {0};
-    curl_easy_setopt(curl, CURLOPT_URL, req.url.c_str());
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    api.easy_setopt(curl, CURLOPT_URL, req.url.c_str());
+    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    api.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
     // Redirects may not downgrade https to http.
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR,
-                     req.url.rfind("https://", 0) == 0 ? "https" : "http,https");
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(req.connect_timeout.count()));
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.total_timeout.count()));
+    allow_protocols(api, curl, CURLOPT_REDIR_PROTOCOLS_STR, CURLOPT_REDIR_PROTOCOLS,
+                    req.url.rfind("https://", 0) == 0);
+    allow_protocols(api, curl, CURLOPT_PROTOCOLS_STR, CURLOPT_PROTOCOLS, false);
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                    static_cast<long>(req.connect_timeout.count()));
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.total_timeout.count()));
     // A stalled transfer (a mirror that hangs mid-body) is cut after 15 s below 1 byte/s.
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 15L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "gpuprov/" GPUPROV_VERSION);
-    const CURLcode rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
+    api.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    api.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 15L);
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(curl, CURLOPT_USERAGENT, "gpuprov/" GPUPROV_VERSION);
+    const CURLcode rc = api.easy_perform(curl);
+    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
     curl_off_t expected = -1;
-    curl_easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
-    curl_easy_cleanup(curl);
+    api.easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
+    api.easy_cleanup(curl);
 
     if (sink.too_big) {
         a.error = fmt::format("response larger than {} bytes", req.max_bytes);
         return a;
     }
     if (rc != CURLE_OK) {
-        a.error = errbuf[0] != 0 ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+        a.error = errbuf[0] != 0 ? std::string(errbuf) : std::string(api.easy_strerror(rc));
         // curl reports a body shorter than Content-Length as CURLE_PARTIAL_FILE.
         if (rc == CURLE_PARTIAL_FILE) {
             a.error = "truncated response: " + a.error;
@@ -103,13 +109,18 @@ Attempt attempt(const FetchRequest& req, std::string& body) {
 } // namespace
 
 FetchResult http_fetch(const FetchRequest& req, const System& sys) {
-    global_init();
     FetchResult result;
+    const auto& curl = curl_library();
+    if (!curl.ok) {
+        result.attempts = 1;
+        result.error = curl.error;
+        return result;
+    }
     auto backoff = req.first_backoff;
     for (int i = 1; i <= std::max(1, req.attempts); ++i) {
         result.attempts = i;
         result.body.clear();
-        const auto a = attempt(req, result.body);
+        const auto a = attempt(curl.api, req, result.body);
         result.http_status = a.status;
         if (a.ok) {
             result.ok = true;

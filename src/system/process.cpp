@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gpuprov/interrupt.hpp>
@@ -74,6 +77,37 @@ struct Pipe {
     Fd read;
     Fd write;
 };
+
+// Nothing of gpuprov's but the three pipes reaches the child: a daemon a postinst starts must
+// not inherit gpuprov's lock, log file or a library's descriptor that happens to lack O_CLOEXEC.
+// glibc 2.34 has posix_spawn_file_actions_addclosefrom_np; it is looked up at run time, so the
+// one binary also runs on older glibc (EL 8 has 2.28), where each descriptor above stderr open
+// without FD_CLOEXEC gets a close action instead.
+void close_inherited_fds(posix_spawn_file_actions_t* actions) {
+    using Closefrom = int (*)(posix_spawn_file_actions_t*, int);
+    static const auto closefrom = reinterpret_cast<Closefrom>(
+        ::dlsym(RTLD_DEFAULT, "posix_spawn_file_actions_addclosefrom_np"));
+    if (closefrom != nullptr && closefrom(actions, 3) == 0) {
+        return;
+    }
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) {
+        return;
+    }
+    const int own = ::dirfd(dir);
+    while (const dirent* entry = ::readdir(dir)) {
+        char* end = nullptr;
+        const long fd = std::strtol(entry->d_name, &end, 10);
+        if (end == entry->d_name || *end != '\0' || fd < 3 || fd == own) {
+            continue;
+        }
+        const int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
+        if (flags >= 0 && (flags & FD_CLOEXEC) == 0) {
+            posix_spawn_file_actions_addclose(actions, static_cast<int>(fd));
+        }
+    }
+    ::closedir(dir);
+}
 
 // A pipe whose ends are both above stderr: when gpuprov itself runs with 0, 1 or 2 closed, a
 // pipe end could otherwise be fd 0..2 and be overwritten by the child's dup2 of another.
@@ -468,11 +502,7 @@ CommandResult run_process(const Command& cmd) {
     posix_spawn_file_actions_adddup2(&actions, in->read.get(), 0);
     posix_spawn_file_actions_adddup2(&actions, out->write.get(), 1);
     posix_spawn_file_actions_adddup2(&actions, err->write.get(), 2);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    // Nothing of gpuprov's but the three pipes: a daemon a postinst starts must not inherit
-    // gpuprov's lock, log file or a library's descriptor that happens to lack O_CLOEXEC.
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-#endif
+    close_inherited_fds(&actions);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     // Own process group, so a deadline or a stop ends the command and everything it started.

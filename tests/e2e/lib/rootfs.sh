@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Debian 12 root filesystems for the e2e suite.
+# Debian root filesystems for the e2e suite: Debian 12 for every scenario, Debian 11 and 13 for
+# the packaged binary's portability (scenario 20).
 #
 # One minbase root is debootstrapped once and cached under $E2E_CACHE, keyed by a hash of
 # everything that shapes it (suite, mirror, include list, recipe version). Every scenario gets
@@ -12,6 +13,13 @@ ROOTFS_SUITE=bookworm
 # Runtime libraries of build/gpuprov (Debian 12 sonames) plus what the steps call.
 ROOTFS_INCLUDE=libcurl4,libyaml-cpp0.7,libfmt9,libspdlog1.10,libssl3,initramfs-tools,kmod
 ROOTFS_RECIPE=4 # bump when rootfs_finish_base changes
+# The other suites: the packaged binary's own runtime needs (libcurl, opened when it fetches) and
+# what rootfs_simulate_host shapes. Debian 13 renamed libcurl4 in its 64-bit time_t transition,
+# and its apt verifies with sqv, so gpgv (which gpuprov verifies with) is no longer there.
+declare -A ROOTFS_SUITE_INCLUDE=(
+    [bullseye]=libcurl4,initramfs-tools,kmod
+    [trixie]=libcurl4t64,gpgv,initramfs-tools,kmod
+)
 
 # Simulated host. A scenario may set SIM_KERNEL before scenario_begin (e2e 15 runs a kernel the
 # driver's DKMS build does not support). The loaded driver's version is whatever DKMS built.
@@ -19,40 +27,48 @@ SIM_KERNEL=${SIM_KERNEL:-6.1.0-28-amd64}
 SIM_GPU_COUNT=4
 SIM_GPU_DEVICE=0x20b2 # A100-SXM4-80GB
 
-rootfs_key() {
-    printf '%s|%s|%s|%s\n' "$ROOTFS_SUITE" "$DEBIAN_MIRROR" "$ROOTFS_INCLUDE" "$ROOTFS_RECIPE" |
-        sha256sum | cut -c1-16
+rootfs_key() { # SUITE INCLUDE
+    printf '%s|%s|%s|%s\n' "$1" "$DEBIAN_MIRROR" "$2" "$ROOTFS_RECIPE" | sha256sum | cut -c1-16
 }
 
-# Prints the path of the cached base root, building it when absent.
+# rootfs_base [SUITE]: prints the path of the cached base root (Debian 12 unless SUITE names
+# another of ROOTFS_SUITE_INCLUDE), building it when absent.
 rootfs_base() {
-    local key dir
-    key=$(rootfs_key)
-    dir="$E2E_CACHE/root-$key"
+    local suite=${1:-$ROOTFS_SUITE} include=$ROOTFS_INCLUDE prefix=root- lock=.lock dlog=debootstrap.log key dir
+    if [[ "$suite" != "$ROOTFS_SUITE" ]]; then
+        include=${ROOTFS_SUITE_INCLUDE[$suite]:?"no e2e root recipe for suite $suite"}
+        prefix=root-$suite-
+        lock=.lock-$suite # building it never holds up the scenarios that need Debian 12
+        dlog=debootstrap-$suite.log
+    fi
+    key=$(rootfs_key "$suite" "$include")
+    dir="$E2E_CACHE/$prefix$key"
     mkdir -p "$E2E_CACHE"
     (
-        flock -w 900 9 || die "could not lock $E2E_CACHE/.lock within 900 s"
+        flock -w 900 9 || die "could not lock $E2E_CACHE/$lock within 900 s"
         if [[ -f "$dir/.e2e-complete" ]]; then exit 0; fi
-        # Older keys and the manual probe root are dead weight.
-        find "$E2E_CACHE" -mindepth 1 -maxdepth 1 -type d \( -name 'root-*' -o -name 'probe-root' \) \
-            ! -name "root-$key" -exec rm -rf {} +
+        # Older keys of this suite and the manual probe root are dead weight.
+        local older='root-????????????????'
+        [[ "$prefix" == root- ]] || older="$prefix*"
+        find "$E2E_CACHE" -mindepth 1 -maxdepth 1 -type d \( -name "$older" -o -name 'probe-root' \) \
+            ! -name "$prefix$key" -exec rm -rf {} +
         local tmp="$dir.tmp.$$"
         rm -rf "$tmp"
-        log "debootstrap $ROOTFS_SUITE (minbase, include=$ROOTFS_INCLUDE) -> $dir"
+        log "debootstrap $suite (minbase, include=$include) -> $dir"
         local t0=$SECONDS
-        if ! timeout 900 debootstrap --variant=minbase --include="$ROOTFS_INCLUDE" \
-            "$ROOTFS_SUITE" "$tmp" "$DEBIAN_MIRROR" >"$E2E_CACHE/debootstrap.log" 2>&1; then
-            tail -n 30 "$E2E_CACHE/debootstrap.log" >&2
+        if ! timeout 900 debootstrap --variant=minbase --include="$include" \
+            "$suite" "$tmp" "$DEBIAN_MIRROR" >"$E2E_CACHE/$dlog" 2>&1; then
+            tail -n 30 "$E2E_CACHE/$dlog" >&2
             umount_below "$tmp"
             rm -rf "$tmp"
-            die "debootstrap failed (log: $E2E_CACHE/debootstrap.log)"
+            die "debootstrap failed (log: $E2E_CACHE/$dlog)"
         fi
         umount_below "$tmp"
         rootfs_finish_base "$tmp"
         touch "$tmp/.e2e-complete"
         mv "$tmp" "$dir"
         log "base root built in $((SECONDS - t0)) s"
-    ) 9>"$E2E_CACHE/.lock" || return 1
+    ) 9>"$E2E_CACHE/$lock" || return 1
     printf '%s\n' "$dir"
 }
 
@@ -98,10 +114,10 @@ rootfs_slim() {
     find "$r/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} + 2>/dev/null || true
 }
 
-# rootfs_new NAME: fresh copy of the base root, prints its path.
+# rootfs_new NAME [SUITE]: fresh copy of the base root, prints its path.
 rootfs_new() {
     local base dst
-    base=$(rootfs_base) || return 1
+    base=$(rootfs_base "${2:-}") || return 1
     dst="$E2E_WORK/roots/$1"
     rm -rf "$dst"
     mkdir -p "$E2E_WORK/roots"

@@ -163,6 +163,18 @@ kill_procs_in_root() {
     wait_for 10 "processes in $ROOT to exit" test -z "$(procs_in_root)"
 }
 
+# build_package: scripts/package.sh's .deb, built into $E2E_WORK/package; sets DEB (a failed
+# build fails and ends the scenario).
+build_package() {
+    local pkgdir=$E2E_WORK/package
+    if ! "$REPO_ROOT/scripts/package.sh" "$pkgdir" >"$OUT/package.log" 2>&1; then
+        fail "scripts/package.sh failed: $(tail -n 5 "$OUT/package.log")"
+        scenario_end
+    fi
+    DEB=$(ls "$pkgdir"/gpuprov_*.deb | head -n 1)
+    pass "built $(basename "$DEB")"
+}
+
 scenario_end() {
     if [[ -n "$ROOT" ]]; then kill_procs_in_root || true; fi
     if ((E2E_FAILURES > 0)); then

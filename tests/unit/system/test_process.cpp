@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <dirent.h>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gpuprov/interrupt.hpp>
@@ -20,6 +21,7 @@
 #include <sstream>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace gpuprov;
 using namespace std::chrono_literals;
@@ -205,6 +207,25 @@ TEST(Process, StdinClosedByTheChildNeitherKillsNorHangsGpuprov) {
 }
 
 // ---- signals at their default in children ---------------------------------------------------
+
+TEST(Process, ChildrenInheritNoDescriptorButTheThreePipes) {
+    // A descriptor opened without O_CLOEXEC (as a library might) stays gpuprov's: the child
+    // (and a daemon a postinst starts) sees only stdin, stdout and stderr.
+    const int leaked = ::open("/dev/null", O_RDONLY);
+    ASSERT_GE(leaked, 3);
+    const auto r = detail::run_process({.argv = {"ls", "/proc/self/fd"}});
+    ::close(leaked);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream fds(r.out);
+    std::string fd;
+    std::vector<std::string> seen;
+    while (fds >> fd) {
+        seen.push_back(fd);
+    }
+    // ls's own directory descriptor is the one above stderr.
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), std::to_string(leaked)), 0) << r.out;
+    EXPECT_LE(seen.size(), 4u) << r.out;
+}
 
 TEST(Process, ChildrenStartWithEverySignalAtItsDefault) {
     // As under systemd (IgnoreSIGPIPE=yes) or nohup, and with SIGTERM blocked in the caller.

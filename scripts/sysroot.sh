@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Prints the path of a link-time glibc sysroot: Debian 11 (bullseye) libc6 and libc6-dev,
+# fetched with apt from Debian's archive into a private apt state (the host's sources and
+# package database are untouched) and cached. The release binary links against it (CMake's
+# GPUPROV_GLIBC_SYSROOT), so it needs no glibc symbol version newer than its libc (2.31) offers,
+# nor the crt files of glibc >= 2.34 (__libc_start_main@GLIBC_2.34); scripts/check-portable.sh
+# then holds it to 2.28 (EL 8), the oldest supported glibc.
+# Usage: scripts/sysroot.sh   (GPUPROV_SYSROOT_CACHE, default /var/cache/gpuprov-build)
+set -euo pipefail
+suite=bullseye
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cache=${GPUPROV_SYSROOT_CACHE:-/var/cache/gpuprov-build}
+recipe=1 # bump when the steps below change
+key=$(printf '%s|%s|%s\n' "$suite" "$mirror" "$recipe" | sha256sum | cut -c1-12)
+dir=$cache/sysroot-$suite-$key
+if [[ -f "$dir/.complete" ]]; then
+    printf '%s\n' "$dir"
+    exit 0
+fi
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock -w 600 9 || { echo "sysroot.sh: $cache/.lock is held" >&2; exit 1; }
+if [[ ! -f "$dir/.complete" ]]; then
+    work=$(mktemp -d "$cache/.work.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    mkdir -p "$work/lists/partial" "$work/archives/partial" "$work/root"
+    printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+        "$mirror" "$suite" >"$work/sources.list"
+    apt_opts=(-q -o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+        -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work" -o Dir::Cache::pkgcache=
+        -o Dir::Cache::srcpkgcache= -o Dir::State::status=/dev/null -o Debug::NoLocking=1
+        -o APT::Sandbox::User=root -o "APT::Architecture=$(dpkg --print-architecture)")
+    apt-get "${apt_opts[@]}" update >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; exit 1; }
+    (cd "$work/archives" && apt-get "${apt_opts[@]}" download libc6 libc6-dev) >>"$work/apt.log" 2>&1 ||
+        { cat "$work/apt.log" >&2; exit 1; }
+    for deb in "$work"/archives/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
+    # libc6-dev's links and linker scripts name absolute paths; inside the sysroot they must
+    # point into it, never at the host's newer glibc.
+    while IFS= read -r link; do
+        target=$(readlink "$link")
+        ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$work/root$target")" "$link"
+    done < <(find "$work/root" -type l -lname '/*')
+    dpkg-deb -f "$work"/archives/libc6_*.deb Version >"$work/root/.glibc-version"
+    touch "$work/root/.complete"
+    rm -rf "$dir"
+    mv "$work/root" "$dir"
+fi
+printf '%s\n' "$dir"

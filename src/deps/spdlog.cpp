@@ -1,0 +1,50 @@
+// spdlog's compiled-library half (what libspdlog.so holds) for the sinks gpuprov uses, compiled
+// from the installed -inl.h headers with SPDLOG_COMPILED_LIB.
+#include <mutex>
+#include <spdlog/common-inl.h>
+#include <spdlog/details/backtracer-inl.h>
+#include <spdlog/details/file_helper-inl.h>
+#include <spdlog/details/log_msg-inl.h>
+#include <spdlog/details/log_msg_buffer-inl.h>
+#include <spdlog/details/null_mutex.h>
+#include <spdlog/details/os-inl.h>
+#include <spdlog/details/periodic_worker-inl.h>
+#include <spdlog/details/registry-inl.h>
+#include <spdlog/logger-inl.h>
+#include <spdlog/pattern_formatter-inl.h>
+#include <spdlog/sinks/ansicolor_sink-inl.h>
+#include <spdlog/sinks/base_sink-inl.h>
+#include <spdlog/sinks/basic_file_sink-inl.h>
+#include <spdlog/sinks/sink-inl.h>
+#include <spdlog/sinks/stdout_color_sinks-inl.h>
+#include <spdlog/sinks/stdout_sinks-inl.h>
+#include <spdlog/spdlog-inl.h>
+
+template spdlog::logger::logger(std::string name, sinks_init_list::iterator begin,
+                                sinks_init_list::iterator end);
+template class spdlog::sinks::base_sink<std::mutex>;
+template class spdlog::sinks::base_sink<spdlog::details::null_mutex>;
+
+template class spdlog::sinks::ansicolor_sink<spdlog::details::console_mutex>;
+template class spdlog::sinks::ansicolor_sink<spdlog::details::console_nullmutex>;
+template class spdlog::sinks::ansicolor_stdout_sink<spdlog::details::console_mutex>;
+template class spdlog::sinks::ansicolor_stdout_sink<spdlog::details::console_nullmutex>;
+template class spdlog::sinks::ansicolor_stderr_sink<spdlog::details::console_mutex>;
+template class spdlog::sinks::ansicolor_stderr_sink<spdlog::details::console_nullmutex>;
+template class spdlog::sinks::stdout_sink_base<spdlog::details::console_mutex>;
+template class spdlog::sinks::stdout_sink_base<spdlog::details::console_nullmutex>;
+template class spdlog::sinks::stdout_sink<spdlog::details::console_mutex>;
+template class spdlog::sinks::stdout_sink<spdlog::details::console_nullmutex>;
+template class spdlog::sinks::stderr_sink<spdlog::details::console_mutex>;
+template class spdlog::sinks::stderr_sink<spdlog::details::console_nullmutex>;
+template class spdlog::sinks::basic_file_sink<std::mutex>;
+template class spdlog::sinks::basic_file_sink<spdlog::details::null_mutex>;
+
+template std::shared_ptr<spdlog::logger>
+spdlog::stdout_color_mt<spdlog::synchronous_factory>(const std::string&, color_mode);
+template std::shared_ptr<spdlog::logger>
+spdlog::stderr_color_mt<spdlog::synchronous_factory>(const std::string&, color_mode);
+template std::shared_ptr<spdlog::logger>
+spdlog::stdout_color_st<spdlog::synchronous_factory>(const std::string&, color_mode);
+template std::shared_ptr<spdlog::logger>
+spdlog::stderr_color_st<spdlog::synchronous_factory>(const std::string&, color_mode);
