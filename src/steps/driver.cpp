@@ -55,22 +55,6 @@ std::vector<std::string> root_packages(const StepContext& ctx) {
     return all_packages(packages_for(*ctx.profile.driver, ctx.facts));
 }
 
-/// Installed packages of the driver's closure: the top-level packages and every driver package
-/// they pull in (nvidia-driver-<b>, libnvidia-*, ...). Holding only the meta package would let
-/// apt move the rest, since NVIDIA's cuda-drivers-<b> depends with `>=`.
-std::vector<std::string> installed_closure(const System& sys, const PackageManager& pm,
-                                           const std::vector<std::string>& roots) {
-    std::vector<std::string> installed_roots;
-    for (const auto& r : roots) {
-        if (pm.installed(sys, r)) {
-            installed_roots.push_back(r);
-        }
-    }
-    return dependency_closure(
-        installed_roots, [&](const std::string& n) { return pm.installed_depends(sys, n); },
-        [](std::string_view n) { return is_driver_package(n); });
-}
-
 /// Kernel packages `hold_kernel` holds: the metapackages that bring new ABI kernels
 /// (linux-image-amd64, linux-headers-amd64, linux-generic, linux-image-aws, ...), and the
 /// running kernel's own image and headers. An ABI-versioned name (linux-image-6.1.0-28-amd64) is
@@ -122,7 +106,8 @@ std::vector<std::string> unheld(const System& sys, const PackageManager& pm,
 std::vector<std::string> driver_unheld(const DriverSpec& d, const System& sys,
                                        const PackageManager& pm,
                                        const std::vector<std::string>& pkgs) {
-    return d.hold ? unheld(sys, pm, installed_closure(sys, pm, pkgs)) : std::vector<std::string>{};
+    return d.hold ? unheld(sys, pm, installed_driver_closure(sys, pm, pkgs))
+                  : std::vector<std::string>{};
 }
 
 /// The kernel packages `hold_kernel: true` still has to hold.
@@ -360,7 +345,7 @@ private:
         if (roots.empty()) {
             return;
         }
-        for (const auto& n : installed_closure(sys, pm, roots)) {
+        for (const auto& n : installed_driver_closure(sys, pm, roots)) {
             if (pm.held(sys, n)) {
                 r.unholds.push_back(n);
             }

@@ -46,6 +46,14 @@ not_needed(const std::vector<std::string>& names, const std::vector<std::string>
 
 } // namespace
 
+std::vector<std::string> installed_driver_closure(const System& sys, const PackageManager& pm,
+                                                  const std::vector<std::string>& roots) {
+    return dependency_closure(
+        installed_of(sys, pm, roots),
+        [&](const std::string& name) { return pm.installed_depends(sys, name); },
+        [](std::string_view name) { return is_driver_package(name); });
+}
+
 std::optional<RpmDriver> rpm_driver(const StepContext& ctx, CheckResult& r) {
     const auto& d = *ctx.profile.driver;
     const auto* names = ctx.matrix.package_names("rhel");
@@ -196,15 +204,9 @@ void check_rpm_driver(const StepContext& ctx, const System& sys, const PackageMa
     plan_installs(r, sys, pm, pins);
     // A versionlocked older driver would keep dnf from moving it: release the installed
     // closure first; the new one is locked after the transaction.
-    const auto installed_roots = installed_of(sys, pm, [&] {
-        auto all = drv.packages;
-        all.insert(all.end(), stale_flavor.begin(), stale_flavor.end());
-        return all;
-    }());
-    for (const auto& n : dependency_closure(
-             installed_roots,
-             [&](const std::string& name) { return pm.installed_depends(sys, name); },
-             [](std::string_view name) { return is_driver_package(name); })) {
+    auto roots = drv.packages;
+    roots.insert(roots.end(), stale_flavor.begin(), stale_flavor.end());
+    for (const auto& n : installed_driver_closure(sys, pm, roots)) {
         if (pm.held(sys, n)) {
             r.unholds.push_back(n);
         }

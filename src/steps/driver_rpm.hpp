@@ -15,6 +15,14 @@ struct RpmDriver {
     std::string dkms;
 };
 
+/// Installed packages of the driver's closure, on either family: the installed ones of `roots`
+/// and every driver package they pull in (nvidia-driver-<b>, libnvidia-*, kmod-nvidia-*).
+/// Holding only the meta package would let the package manager move the rest (NVIDIA's
+/// cuda-drivers-<b> depends with `>=`).
+[[nodiscard]] std::vector<std::string>
+installed_driver_closure(const System& sys, const PackageManager& pm,
+                         const std::vector<std::string>& roots);
+
 /// The rhel family's driver for the profile; nullopt (r blocked) when the matrix has no rpm
 /// names or the flavour has no module stream.
 [[nodiscard]] std::optional<RpmDriver> rpm_driver(const StepContext& ctx, CheckResult& r);

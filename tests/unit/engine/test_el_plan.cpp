@@ -75,32 +75,6 @@ Profile builtin_on_mirror(const std::string& name) {
     return p;
 }
 
-class ElRun {
-public:
-    ElRun(ElHost& host, const Profile& profile)
-        : m_host(host), m_profile(profile), m_facts(detect_facts(host.sys, matrix())),
-          m_repos(host.sys, m_profile, m_facts, kCacheDir), m_steps(make_steps()) {}
-    [[nodiscard]] const HostFacts& facts() const { return m_facts; }
-    [[nodiscard]] const StepContext& ctx() const { return m_ctx; }
-    CheckResult check(std::string_view id) {
-        for (auto& s : m_steps) {
-            if (s->id() == id) {
-                return s->check(m_ctx, m_host.sys);
-            }
-        }
-        throw std::logic_error("no step " + std::string(id));
-    }
-    Plan plan() { return build_plan(m_ctx, m_host.sys, m_steps, {}); }
-
-private:
-    ElHost& m_host;
-    const Profile& m_profile;
-    HostFacts m_facts;
-    LiveRepoProvider m_repos;
-    StepContext m_ctx{m_profile, m_facts, matrix(), m_repos};
-    std::vector<std::unique_ptr<Step>> m_steps;
-};
-
 const Strings kPackageSteps{"cuda-repo", "driver", "fabric-manager",   "cuda-toolkit",
                             "cudnn",     "nccl",   "container-toolkit"};
 
@@ -143,7 +117,7 @@ TEST(ElPlan, EveryPackageStepResolvesWithRpmNamesOnRhelRockyAndAlma) {
             ElHost host(tree);
             auto profile = builtin_on_mirror(want.profile);
             profile.fabric_manager = FabricManagerMode::enabled; // no NVSwitch in the fixtures
-            ElRun run(host, profile);
+            StepRunner run(host.sys, profile);
             ASSERT_EQ(run.facts().os.family, "rhel");
             for (const auto& id : kPackageSteps) {
                 const auto r = run.check(id);
@@ -183,14 +157,14 @@ TEST(ElPlan, EveryPackageStepResolvesWithRpmNamesOnRhelRockyAndAlma) {
 TEST(ElPlan, TheContainerToolkitRepoIsTheRpmLayoutAndAStrayDebUrlIsRefused) {
     ElHost host("rocky-9");
     auto profile = builtin_on_mirror("nlp-infer");
-    ElRun run(host, profile);
+    StepRunner run(host.sys, profile);
     const auto r = run.check("container-toolkit");
     EXPECT_TRUE(contains(r.changes.at(1).detail, "baseurl=" + kElCtkUrl)) << r.changes.at(1).detail;
 
     auto deb = load_profile("nlp-infer", matrix());
     deb.repositories.at("container-toolkit").url =
         "https://nvidia.github.io/libnvidia-container/stable/deb/{pkgarch}/";
-    ElRun nvidia(host, deb);
+    StepRunner nvidia(host.sys, deb);
     const auto refused = nvidia.check("container-toolkit");
     EXPECT_EQ(refused.status, StepStatus::blocked);
     EXPECT_TRUE(contains(refused.reason, "stable/rpm/x86_64/")) << refused.reason;
@@ -200,7 +174,7 @@ TEST(ElPlan, TheContainerToolkitRepoIsTheRpmLayoutAndAStrayDebUrlIsRefused) {
 TEST(ElPlan, WithoutEpelTheDriverIsBlockedWithTheFix) {
     ElHost host("rhel-9", /*epel=*/false);
     const auto profile = builtin_on_mirror("sci-sim");
-    ElRun run(host, profile);
+    StepRunner run(host.sys, profile);
     ASSERT_FALSE(run.facts().epel);
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::blocked);
@@ -211,7 +185,7 @@ TEST(ElPlan, WithoutEpelTheDriverIsBlockedWithTheFix) {
 TEST(ElPlan, OneDnfTransactionEnablesTheStreamAndInstallsThePins) {
     ElHost host("rocky-9");
     auto profile = builtin_on_mirror("cv-train");
-    ElRun run(host, profile);
+    StepRunner run(host.sys, profile);
     auto plan = run.plan();
     std::optional<std::string> fed;
     Strings argv;
@@ -246,7 +220,7 @@ TEST(ElPlan, AnotherFlavourInstalledByHandBlocksWithTheRemovalToRun) {
     // Alma: nvidia-open 570 installed (real rpm -qa capture), stream 580-open enabled.
     ElHost host("alma-9", true, "qa-el9-570-open.txt");
     const auto profile = builtin_on_mirror("cv-train"); // 550 proprietary
-    ElRun run(host, profile);
+    StepRunner run(host.sys, profile);
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "dnf remove nvidia-open kmod-nvidia-open-dkms")) << r.reason;
@@ -257,7 +231,7 @@ TEST(ElPlan, SameFlavourNewerBranchUpgradesInTheEnabledStreamAndReleasesTheLock)
     host.sys.add_file("/etc/dnf/plugins/versionlock.list",
                       read_fixture("cmd/dnf/versionlock-570-open.list"));
     const auto profile = builtin_on_mirror("sci-sim"); // 580 open; alma enabled 580-open
-    ElRun run(host, profile);
+    StepRunner run(host.sys, profile);
     const auto r = run.check("driver");
     ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
     EXPECT_TRUE(r.modules.empty());
