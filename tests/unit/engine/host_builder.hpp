@@ -578,9 +578,11 @@ namespace gpuprov::enginetest {
 /// facts detected from the fake, repositories loaded lazily through the fake's URLs.
 class StepRunner {
 public:
-    StepRunner(TestHost& host, const Profile& profile)
-        : m_host(host), m_profile(profile), m_facts(host.facts()),
-          m_repos(host.sys, m_profile, m_facts, kCacheDir), m_steps(make_steps()) {}
+    StepRunner(TestHost& host, const Profile& profile) : StepRunner(host.sys, profile) {}
+    /// Any fake host (the EL fixture trees of test_el_plan.cpp).
+    StepRunner(FakeSystem& sys, const Profile& profile)
+        : m_sys(sys), m_profile(profile), m_facts(detect_facts(sys, matrix())),
+          m_repos(sys, m_profile, m_facts, kCacheDir), m_steps(make_steps()) {}
 
     [[nodiscard]] const StepContext& ctx() const { return m_ctx; }
     [[nodiscard]] const HostFacts& facts() const { return m_facts; }
@@ -592,10 +594,11 @@ public:
         }
         throw std::logic_error("no step " + std::string(id));
     }
-    CheckResult check(std::string_view id) { return step(id).check(m_ctx, m_host.sys); }
+    CheckResult check(std::string_view id) { return step(id).check(m_ctx, m_sys); }
+    Plan plan() { return build_plan(m_ctx, m_sys, m_steps, {}); }
 
 private:
-    TestHost& m_host;
+    FakeSystem& m_sys;
     const Profile& m_profile;
     HostFacts m_facts;
     LiveRepoProvider m_repos;
