@@ -536,6 +536,7 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "tensorrt")) {
         p.tensorrt = read_tensorrt(r, *v);
+    }
     if (const auto* v = get(root, "infiniband")) {
         p.infiniband = read_infiniband(r, *v);
     }
