@@ -406,6 +406,37 @@ std::vector<std::string> names_at(const Reader& r, const YAML::Node& map, const 
     return out;
 }
 
+std::vector<TensorrtLine> read_tensorrt(const Reader& r, const YAML::Node& list) {
+    r.expect_seq(list, "'tensorrt'");
+    std::vector<TensorrtLine> out;
+    for (const auto& row : list) {
+        r.expect_map(row, "a tensorrt row");
+        r.only_keys(row, {"major", "soname", "cuda", "deb", "rpm", "confirmed"});
+        TensorrtLine t;
+        t.major = static_cast<int>(r.integer(row, "major"));
+        t.soname = r.string(row, "soname");
+        if (t.soname != "libnvinfer.so." + std::to_string(t.major)) {
+            r.fail(row["soname"], "TensorRT " + std::to_string(t.major) +
+                                      "'s soname is libnvinfer.so." + std::to_string(t.major));
+        }
+        const auto cuda = r.required(row, "cuda");
+        r.expect_seq(cuda, "'cuda'");
+        for (const auto& c : cuda) {
+            t.cuda_majors.push_back(static_cast<int>(r.integer_at(c, "cuda")));
+        }
+        t.deb = names_at(r, row, "deb");
+        t.rpm = names_at(r, row, "rpm");
+        t.confirmed = r.boolean(row, "confirmed", true);
+        const bool duplicate = std::any_of(
+            out.begin(), out.end(), [&](const TensorrtLine& o) { return o.major == t.major; });
+        if (duplicate) {
+            r.fail(row["major"], "TensorRT " + std::to_string(t.major) + " listed twice");
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
 CudaBuiltPackages read_cuda_built(const Reader& r, const YAML::Node& map, const std::string& key) {
     const auto node = r.required(map, key);
     r.expect_map(node, "'" + key + "'");
@@ -530,6 +561,7 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     m.m_ctk_key = r.fingerprint(ctk, "key_fingerprint");
     if (const auto trt = root["tensorrt"]) {
         m.m_tensorrt = read_tensorrt(r, trt);
+    }
     if (const auto names = root["packages"]) {
         m.m_names = read_package_names(r, names);
     }
