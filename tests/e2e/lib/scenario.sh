@@ -40,13 +40,14 @@ scenario_begin() {
     log "scenario $SCENARIO: root $ROOT"
 }
 
-# render_profile CUDA-KEY-FILE: profiles/e2e-debian12.yaml.in -> ROOT/etc/gpuprov/e2e.yaml
+# render_profile CUDA-KEY-FILE: profiles/$PROFILE_TEMPLATE (e2e-debian12.yaml.in) -> ROOT/etc/gpuprov/e2e.yaml
+PROFILE_TEMPLATE=${PROFILE_TEMPLATE:-e2e-debian12.yaml.in}
 render_profile() {
     local keyfile=$1
     mkdir -p "$ROOT/etc/gpuprov"
     sed -e "s/@PORT@/$MIRROR_PORT/g" -e "s/@FINGERPRINT@/$(mirror_fingerprint)/g" \
         -e "s/@CUDA_KEY_FILE@/$keyfile/g" \
-        "$E2E_DIR/profiles/e2e-debian12.yaml.in" >"$ROOT$PROFILE_IN_ROOT"
+        "$E2E_DIR/profiles/$PROFILE_TEMPLATE" >"$ROOT$PROFILE_IN_ROOT"
     chmod 0644 "$ROOT$PROFILE_IN_ROOT"
     cp "$ROOT$PROFILE_IN_ROOT" "$OUT/profile.yaml"
 }

@@ -443,7 +443,8 @@ done
 gpg_q --armor --export "$FPR" >"$OUT/www/libnvidia-container/gpgkey"
 gpg_q --armor --export "$WRONG" >"$OUT/www/libnvidia-container/wrong-key.pub"
 gpgconf --kill all >/dev/null 2>&1 || true
-rm -rf "$GNUPGHOME" "$OUT/stage"
+# The key stays in OUTDIR/gnupg for mirror/build-rpm.sh (which signs the rpm half and removes it).
+rm -rf "$OUT/stage"
 
 # --- TLS: throwaway CA and a server certificate for IP 127.0.0.1 --------------------------------
 (
