@@ -105,11 +105,12 @@ rootfs_el_host() {
     in_root "$r" 120 rpm -i --force-debian $(cd "$r/tmp" && printf '/tmp/%s ' *.rpm) || return 1
     rm -f "$r"/tmp/*.rpm
     # The distro's repositories (BaseOS: kernel-devel/-headers; EPEL: dkms), key already imported.
+    # As Rocky ships rocky.repo and EPEL epel.repo: gpgcheck=1 on the packages, repo_gpgcheck off.
     local name
     local distro_repo=rocky
     [[ "$os" == rhel-* ]] && distro_repo=redhat
     for name in baseos epel; do
-        printf '[%s]\nname=e2e %s %s\nbaseurl=%s\nenabled=1\ngpgcheck=1\nrepo_gpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-e2e-%s\n' \
+        printf '[%s]\nname=e2e %s %s\nbaseurl=%s\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-e2e-%s\n' \
             "$name" "$dist" "$name" "$(mirror_url "$dist/$name/x86_64/")" "$dist" >"$r/etc/yum.repos.d/$([[ $name == epel ]] && echo epel || echo "$distro_repo").repo"
     done
 }
