@@ -10,7 +10,6 @@ case "$EL_MAJOR" in
     9) SIM_KERNEL=${SIM_KERNEL:-5.14.0-362.24.1.el9_3.x86_64} ;;
     *) echo "scenario_el.sh: EL_OS=$EL_OS is not rocky-9 or rhel-8" >&2; exit 1 ;;
 esac
-EL_SLUG=rhel$EL_MAJOR
 PROFILE_TEMPLATE=e2e-el.yaml.in
 EL_CUDA_KEY=D42D0685.pub
 # shellcheck source=lib/scenario.sh

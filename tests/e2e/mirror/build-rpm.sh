@@ -361,7 +361,9 @@ modules_yaml() { # REPODIR
         for entry in "${DRIVER_ARTIFACTS[@]}"; do
             br=${entry% *} v=${entry#* }
             for kind in dkms open; do
-                for stream in "$br-$kind" $([[ "$v" == "$latest_v" ]] && echo "$([[ $kind == dkms ]] && echo latest-dkms || echo open-dkms)"); do
+                local streams=("$br-$kind")
+                if [[ "$v" == "$latest_v" ]]; then streams+=("$([[ $kind == dkms ]] && echo latest-dkms || echo open-dkms)"); fi
+                for stream in "${streams[@]}"; do
                     if [[ $kind == dkms ]]; then pkgs=(nvidia-driver nvidia-driver-cuda nvidia-driver-cuda-libs nvidia-persistenced kmod-nvidia-latest-dkms nvidia-kmod-common)
                     else pkgs=(nvidia-open nvidia-driver nvidia-driver-cuda nvidia-driver-cuda-libs nvidia-persistenced kmod-nvidia-open-dkms nvidia-kmod-common); fi
                     fm="cuda-drivers-fabricmanager-$br"
