@@ -68,14 +68,9 @@ rootfs_el_finish() {
 }
 
 rootfs_el_new() { # NAME -> path of a fresh copy
-    local base dst
+    local base
     base=$(rootfs_el_base) || return 1
-    dst="$E2E_WORK/roots/$1"
-    rm -rf "$dst"
-    mkdir -p "$E2E_WORK/roots"
-    cp -a --reflink=auto "$base" "$dst"
-    rm -f "$dst/.e2e-complete"
-    printf '%s\n' "$dst"
+    rootfs_copy "$base" "$1"
 }
 
 # EL kernels the mirror's kernel-core/kernel-devel carry (mirror/build-rpm.sh).

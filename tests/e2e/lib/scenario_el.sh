@@ -19,16 +19,8 @@ source "$E2E_DIR/lib/rootfs_el.sh"
 
 # el_scenario_begin clean|nouveau [--no-gpuprov]
 el_scenario_begin() {
-    local mode="" want_bin=1 a
-    for a in "$@"; do
-        case "$a" in
-            nouveau) mode=nouveau ;;
-            clean) ;;
-            --no-gpuprov) want_bin=0 ;;
-        esac
-    done
-    [[ -n "${MIRROR_PORT:-}" && -n "${MIRROR_DIR:-}" ]] || die "run scenarios through tests/e2e/run.sh"
-    mkdir -p "$OUT"
+    begin_args "$@"
+    local mode=$BEGIN_MODE want_bin=$BEGIN_WANT_BIN
     ROOT=$(rootfs_el_new "$SCENARIO") || die "could not build the EL root"
     rootfs_simulate_host "$ROOT" "$mode"
     # EL's boot files, not Debian's: /boot/initramfs-<kver>.img (dracut), no initrd.img.

@@ -35,10 +35,8 @@ EL8_KERNEL_V=4.18.0 EL8_KERNEL_R=513.5.1.el8_9
 CTK=1.17.3
 DRIVER_KERNELS='^(4\.|5\.|6\.([0-9]|1[01])\.)' # as mirror/build.sh: DKMS builds up to 6.11
 
-mkso() { # SONAME OUTFILE
-    printf 'int gpuprov_e2e_stub_%s(void) { return 0; }\n' "$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)" >"$STAGE/so.c"
-    "$CC" -shared -fPIC -nostdlib -Wl,-soname,"$1" -o "$2" "$STAGE/so.c"
-}
+# shellcheck source=mirror/payload.sh
+source "$HERE/payload.sh" # mkso and the payload both mirror halves package
 
 # Staging: files under $STAGE/<key>/root, scriptlets in $STAGE/<key>/{post,preun,postun}.
 # <key> is NAME-VERSION-RELEASE (one dist at a time: build_set runs per EL major).
@@ -144,82 +142,25 @@ PREUN
     REQ="nvidia-driver-cuda-libs = $evr"$'\n'"nvidia-kmod = $evr" PROV="" mkrpm nvidia-driver "$e" "$v" "$r" x86_64 "NVIDIA's proprietary display driver for NVIDIA graphic cards"
     nvidia_smi "$cu" | put nvidia-driver-cuda "$v" "$r" /usr/bin/nvidia-smi 0755
     # persistenced is its own package on EL (NVIDIA's yum-packaging-nvidia-persistenced).
-    put nvidia-persistenced "$v" "$r" /usr/bin/nvidia-persistenced 0755 <<'DAEMON'
-#!/bin/sh
-# gpuprov e2e stand-in for nvidia-persistenced: sets the simulated persistence state and exits.
-if [ ! -r /proc/driver/nvidia/version ]; then
-    echo "nvidia-persistenced failed to initialize. Check syslog for more details." >&2
-    exit 1
-fi
-mkdir -p /var/lib/nvidia-stub
-case " $* " in
-    *" --no-persistence-mode "*) rm -f /var/lib/nvidia-stub/persistence ;;
-    *) touch /var/lib/nvidia-stub/persistence ;;
-esac
-exit 0
-DAEMON
-    put nvidia-persistenced "$v" "$r" /usr/lib/systemd/system/nvidia-persistenced.service 0644 <<'UNIT'
-[Unit]
-Description=NVIDIA Persistence Daemon
-Wants=syslog.target
-
-[Service]
-Type=forking
-ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose
-ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
-
-[Install]
-WantedBy=multi-user.target
-UNIT
+    payload_persistenced | put nvidia-persistenced "$v" "$r" /usr/bin/nvidia-persistenced 0755
+    payload_persistenced_unit | put nvidia-persistenced "$v" "$r" /usr/lib/systemd/system/nvidia-persistenced.service 0644
     REQ="nvidia-driver = $evr" PROV="" mkrpm nvidia-persistenced "$e" "$v" "$r" x86_64 "A daemon to maintain persistent software state in the NVIDIA driver"
     REQ="nvidia-driver = $evr"$'\n'"nvidia-persistenced = $evr" mkrpm nvidia-driver-cuda "$e" "$v" "$r" x86_64 "CUDA integration for NVIDIA's proprietary display driver"
     REQ="nvidia-driver = $evr"$'\n'"kmod-nvidia-open-dkms = $evr" mkrpm nvidia-open "$e" "$v" "$r" noarch "NVIDIA open kernel module driver meta package"
     # cuda-drivers (no epoch, as NVIDIA ships it): the floating meta and the branch meta (>=, like apt's).
     REQ="nvidia-driver-cuda >= $e:$v"$'\n'"nvidia-kmod >= $e:$v" mkrpm "cuda-drivers-$br" none "$v" 1 x86_64 "CUDA Driver meta-package, branch-specific"
-    put "nvidia-fabricmanager-$br" "$v" 1 /usr/bin/nv-fabricmanager 0755 <<FM
-#!/bin/sh
-echo "Fabric Manager version is : $v"
-FM
-    put "nvidia-fabricmanager-$br" "$v" 1 /usr/lib/systemd/system/nvidia-fabricmanager.service 0644 <<'FM'
-[Unit]
-Description=NVIDIA fabric manager service
-
-[Service]
-Type=forking
-ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg
-
-[Install]
-WantedBy=multi-user.target
-FM
+    payload_fabricmanager "$v" | put "nvidia-fabricmanager-$br" "$v" 1 /usr/bin/nv-fabricmanager 0755
+    payload_fabricmanager_unit | put "nvidia-fabricmanager-$br" "$v" 1 /usr/lib/systemd/system/nvidia-fabricmanager.service 0644
     REQ="" mkrpm "nvidia-fabricmanager-$br" none "$v" 1 x86_64 "Fabric Manager for NVSwitch based systems."
     REQ="nvidia-fabricmanager-$br = $v-1"$'\n'"cuda-drivers-$br = $v-1" mkrpm "cuda-drivers-fabricmanager-$br" none "$v" 1 x86_64 "Meta-package for FM and Driver"
     DRIVER_ARTIFACTS+=("$br $v")
 }
 
-toolkit() { # X.Y FULL NVCC-TEXT NVCC-VERSION
+toolkit() { # X.Y FULL NVCC-VERSION
     local xy=$1 full=$2 dash=${1/./-} name="cuda-toolkit-${1/./-}"
-    {
-        printf '#!/bin/sh\n# gpuprov e2e stand-in for nvcc %s\ncat <<'"'"'NVCC'"'"'\n' "$xy"
-        cat "$3"
-        printf 'NVCC\n'
-    } | put "$name" "$full" 1 "/usr/local/cuda-$xy/bin/nvcc" 0755
-    put "$name" "$full" 1 "/usr/local/cuda-$xy/version.json" 0644 <<JSON
-{
-   "cuda" : {
-      "name" : "CUDA SDK",
-      "version" : "$full"
-   },
-   "cuda_cudart" : {
-      "name" : "CUDA Runtime (cudart)",
-      "version" : "$4"
-   },
-   "cuda_nvcc" : {
-      "name" : "CUDA NVCC",
-      "version" : "$4"
-   }
-}
-JSON
-    lib "$name" "$full" 1 "/usr/local/cuda-$xy/lib64" libcudart.so.12 "libcudart.so.$4"
+    payload_nvcc "$xy" | put "$name" "$full" 1 "/usr/local/cuda-$xy/bin/nvcc" 0755
+    payload_cuda_version_json "$full" "$3" | put "$name" "$full" 1 "/usr/local/cuda-$xy/version.json" 0644
+    lib "$name" "$full" 1 "/usr/local/cuda-$xy/lib64" libcudart.so.12 "libcudart.so.$3"
     # NVIDIA's rpms register /usr/local/cuda with `alternatives` (chkconfig's) in %post.
     scriptlet "$name" "$full" 1 post <<POST
 if [ -e /tmp/e2e-slow ]; then
@@ -280,31 +221,12 @@ HDR
 
 container_toolkit() {
     sed "s/@VERSION@/$CTK/" "$HERE/stubs/nvidia-ctk" | put nvidia-container-toolkit-base "$CTK" 1 /usr/bin/nvidia-ctk 0755
-    put nvidia-container-toolkit-base "$CTK" 1 /usr/bin/nvidia-container-runtime 0755 <<EOF2
-#!/bin/sh
-echo "NVIDIA Container Runtime version $CTK"
-EOF2
-    put nvidia-container-toolkit-base "$CTK" 1 /etc/nvidia-container-runtime/config.toml 0644 <<'EOF2'
-disable-require = false
-supported-driver-capabilities = "compat32,compute,display,graphics,ngx,utility,video"
-
-[nvidia-container-cli]
-environment = []
-ldconfig = "@/sbin/ldconfig"
-load-kmods = true
-
-[nvidia-container-runtime]
-log-level = "info"
-mode = "auto"
-runtimes = ["docker-runc", "runc", "crun"]
-EOF2
+    payload_container_runtime "$CTK" | put nvidia-container-toolkit-base "$CTK" 1 /usr/bin/nvidia-container-runtime 0755
+    payload_container_config @/sbin/ldconfig | put nvidia-container-toolkit-base "$CTK" 1 /etc/nvidia-container-runtime/config.toml 0644
     CONFIGS=/etc/nvidia-container-runtime/config.toml mkrpm nvidia-container-toolkit-base none "$CTK" 1 x86_64 "NVIDIA Container Toolkit Base"
     lib libnvidia-container1 "$CTK" 1 /usr/lib64 libnvidia-container.so.1 "libnvidia-container.so.$CTK"
     REQ="" mkrpm libnvidia-container1 none "$CTK" 1 x86_64 "NVIDIA container runtime library"
-    put libnvidia-container-tools "$CTK" 1 /usr/bin/nvidia-container-cli 0755 <<EOF2
-#!/bin/sh
-printf 'cli-version: $CTK\nlib-version: $CTK\n'
-EOF2
+    payload_container_cli "$CTK" | put libnvidia-container-tools "$CTK" 1 /usr/bin/nvidia-container-cli 0755
     REQ="libnvidia-container1 >= $CTK-1"$'\n'"libnvidia-container1 < 2.0.0" mkrpm libnvidia-container-tools none "$CTK" 1 x86_64 "NVIDIA container runtime library (command-line tools)"
     put nvidia-container-toolkit "$CTK" 1 /usr/bin/nvidia-container-runtime-hook 0755 <<<$'#!/bin/sh\nexit 0'
     REQ="nvidia-container-toolkit-base = $CTK-1"$'\n'"libnvidia-container-tools >= $CTK-1"$'\n'"libnvidia-container-tools < 2.0.0" \
@@ -418,14 +340,6 @@ mkrepo() {
         -o "$dir/repodata/repomd.xml.asc" "$dir/repodata/repomd.xml"
 }
 
-nvcc_text() { # X.Y FILE
-    case "$1" in
-        12.2) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2023 NVIDIA Corporation\nBuilt on Tue_Aug_15_22:02:13_PDT_2023\nCuda compilation tools, release 12.2, V12.2.140\nBuild cuda_12.2.r12.2/compiler.33191640_0\n' ;;
-        12.4) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2024 NVIDIA Corporation\nBuilt on Thu_Mar_28_02:18:24_PDT_2024\nCuda compilation tools, release 12.4, V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0\n' ;;
-        12.5) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2024 NVIDIA Corporation\nBuilt on Wed_Jun__5_21:45:11_PDT_2024\nCuda compilation tools, release 12.5, V12.5.82\nBuild cuda_12.5.r12.5/compiler.34385749_0\n' ;;
-    esac >"$2"
-}
-
 # build_pool DIST RELEASE-PKG MAJOR KVER-V KVER-R NEXT-KVER-R: every unsigned rpm of one EL major
 # into $POOL/DIST (NVIDIA's) and $POOL/DIST-os (the distro's), plus the modules.yaml.
 build_pool() {
@@ -439,8 +353,7 @@ build_pool() {
     local xy
     for xy in 12.2:12.2.2:12.2.140 12.4:12.4.1:12.4.131 12.5:12.5.1:12.5.82; do
         IFS=: read -r a b c <<<"$xy"
-        nvcc_text "$a" "$STAGE/nvcc-$a.txt"
-        toolkit "$a" "$b" "$STAGE/nvcc-$a.txt" "$c"
+        toolkit "$a" "$b" "$c"
     done
     cudnn_nccl
     container_toolkit
@@ -477,7 +390,7 @@ publish() {
 t0=$SECONDS
 # The unsigned rpms depend only on this script and the payload stand-ins: cached under
 # $E2E_RPM_CACHE (run.sh passes the root cache) so a run only signs and publishes.
-cache_key=$(cat "${BASH_SOURCE[0]}" "$HERE"/stubs/* "$HERE/../lib/dkms-standin" <("$CC" --version) <(rpm --version) |
+cache_key=$(cat "${BASH_SOURCE[0]}" "$HERE/payload.sh" "$HERE"/stubs/* "$HERE/../lib/dkms-standin" <("$CC" --version) <(rpm --version) |
     sha256sum | cut -c1-16)
 build_all() {
     build_pool el9 rocky-release 9 "$EL9_KERNEL_V" "$EL9_KERNEL_R" 427.13.1.el9_4

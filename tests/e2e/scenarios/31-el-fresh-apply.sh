@@ -41,10 +41,7 @@ for p in $(el_driver_closure); do
 done
 check "versionlock never holds the container toolkit" bash -c "! grep -q container <<<'$locked'"
 
-PROF=$ROOT/etc/profile.d/gpuprov-cuda.sh
-assert_file "profile.d snippet" "$PROF"
-out=$(in_root "$ROOT" 10 sh -c '. /etc/profile.d/gpuprov-cuda.sh && nvcc --version' 2>&1 || true)
-check "nvcc 12.4 on PATH after sourcing /etc/profile.d/gpuprov-cuda.sh" grep -q 'release 12\.4, V12\.4\.131' <<<"$out"
+assert_nvcc_on_path 12.4 12.4.131
 
 BL=$ROOT/etc/modprobe.d/blacklist-nouveau.conf
 assert_grep "nouveau blacklisted" '^blacklist nouveau$' "$BL"

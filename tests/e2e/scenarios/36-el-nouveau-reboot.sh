@@ -26,15 +26,7 @@ check "no driver module before the reboot" test ! -e "$ROOT/proc/driver/nvidia/v
 el_reboot
 check "nouveau is gone after the reboot" bash -c "! grep -q '^nouveau ' '$ROOT/proc/modules'"
 check "the module DKMS built loads at boot" grep -q "Kernel Module  550.90.07 " "$ROOT/proc/driver/nvidia/version"
-execstart=$(sed -n 's/^ExecStart=//p' "$ROOT$UNIT" 2>/dev/null | head -n 1)
-if [[ -z "$execstart" ]]; then
-    fail "no ExecStart to run after the reboot"
-    scenario_end
-fi
-read -r -a argv <<<"$execstart" # word split only; never evaluated by a shell
-check "ExecStart runs the installed gpuprov" test "${argv[0]}" = /usr/local/bin/gpuprov
-gp "${argv[@]:1}"
-expect_rc "resume unit's ExecStart after the reboot" 0
+run_resume_unit "$UNIT"
 assert_no_file "resume unit removed when done" "$ROOT$UNIT"
 assert_no_file "resume unit's wants symlink removed" "$ROOT$WANTS"
 gp verify "$PROFILE_IN_ROOT"

@@ -11,10 +11,7 @@ el_scenario_begin clean
 
 gp plan "$PROFILE_IN_ROOT" --json
 expect_rc "plan" 0
-planned=$("$E2E_PYTHON" -c 'import json, sys
-t = json.load(open(sys.argv[1]))["transaction"]
-for i in t["install"]:
-    if i["hold"]: print(i["name"], i["version"])' "$GP_STDOUT" | sort)
+planned=$(planned_holds "$GP_STDOUT")
 log "planned held packages: $(paste -sd, <<<"$planned")"
 for p in nvidia-driver nvidia-driver-cuda kmod-nvidia-latest-dkms; do
     check "plan marks $p held at $EL_DRIVER_EVR" grep -qx "$p $EL_DRIVER_EVR" <<<"$planned"
