@@ -60,6 +60,7 @@ lib() { # NAME VERSION RELEASE DIR SONAME REALNAME
     mkdir -p "$d"
     mkso "$5" "$d/$6"
     ln -sf "$6" "$d/$5"
+    : >"$(sdir "$1" "$2" "$3")/ldconfig" # EL's library packages run ldconfig in %post/%postun
 }
 
 # mkrpm NAME EPOCH VERSION RELEASE ARCH SUMMARY; dependency tags from the environment:
@@ -88,7 +89,9 @@ mkrpm() {
             if grep -qxF -- "$f" <<<"${CONFIGS:-}"; then printf '%%config(noreplace) %s\n' "$f"; else printf '%s\n' "$f"; fi
         done
         for s in post preun postun; do
-            if [[ -f "$d/$s" ]]; then printf '\n%%%s\n' "$s"; cat "$d/$s"; fi
+            if [[ -f "$d/$s" || ( -f "$d/ldconfig" && "$s" != preun ) ]]; then printf '\n%%%s\n' "$s"; fi
+            if [[ -f "$d/$s" ]]; then cat "$d/$s"; fi
+            if [[ -f "$d/ldconfig" && "$s" != preun ]]; then printf '/sbin/ldconfig\n'; fi
         done
     } >"$spec"
     rpmbuild -bb --quiet --define "_topdir $TOP" --define "_rpmdir $POOL/$DIST" \
@@ -261,6 +264,8 @@ el_host_pkgs() { # RELEASE-NAME MAJOR KVER-V KVER-R
     ln -sfn "/usr/src/kernels/$kver" "$(sdir kernel-core "$3" "$4")/root/lib/modules/$kver/build"
     REQ="" PROV="kernel = $3-$4"$'\n'"installonlypkg(kernel)" DIRS="/lib/modules/$kver" mkrpm kernel-core none "$3" "$4" x86_64 "The Linux kernel"
     # bash, coreutils, glibc, ...: the Debian root's own tools, announced to rpm (scriptlets need /bin/sh).
+    # As EL's glibc, its ldconfig searches /usr/lib64 (where EL's library rpms install).
+    printf '/usr/lib64\n/lib64\n' | put e2e-el-base 1.0 "1.$DIST" /etc/ld.so.conf.d/e2e-el-lib64.conf 0644
     REQ="" PROV=$'/bin/sh\n/usr/bin/sh\nbash\ncoreutils\nglibc\nfilesystem\nchkconfig\n/usr/sbin/alternatives' \
         mkrpm e2e-el-base none 1.0 "1.$DIST" x86_64 "gpuprov e2e: the Debian userland this EL-shaped root runs on"
 }
