@@ -86,7 +86,8 @@ enabled_stream() { # MODULE -> the stream dnf has enabled, from /etc/dnf/modules
 }
 dnf_in_root() { in_root "$ROOT" "${DNF_TIMEOUT:-300}" dnf "$@"; }
 
-# Logging shims for the no-op scenario: every dnf/rpm call appends its argv to /var/log/e2e-calls.log.
+# Logging shims for the no-op scenario: every dnf/rpm/dracut call appends its argv to
+# /var/log/e2e-calls.log, one line per call (newlines inside an argument, as in rpm's --qf, become spaces).
 install_call_log_shims() {
     local tool real
     for tool in dnf rpm dracut; do
@@ -94,7 +95,7 @@ install_call_log_shims() {
         mv "$ROOT$real" "$ROOT$real.e2e-real"
         cat >"$ROOT$real" <<SHIM
 #!/bin/sh
-echo "$tool \$*" >>/var/log/e2e-calls.log
+printf '%s\\n' "$tool \$(printf '%s ' "\$@" | tr '\\n' ' ')" >>/var/log/e2e-calls.log
 exec "$real.e2e-real" "\$@"
 SHIM
         chmod 0755 "$ROOT$real"
@@ -117,6 +118,9 @@ assert_el_converged() {
     assert_rpm kernel-devel "${SIM_KERNEL%.x86_64}" # for the running kernel, not the newer one
     assert_rpm dkms "3.0.13-1.el$EL_MAJOR"
     assert_rpm cuda-toolkit-12-4 12.4.1-1
+    # cuda-toolkit-12-4's %post registers it with alternatives (lost if that %post was killed).
+    assert_eq "/usr/local/cuda resolves to the 12.4 toolkit" "$ROOT/usr/local/cuda-12.4" \
+        "$(in_root "$ROOT" 5 readlink -f /usr/local/cuda | sed "s|^|$ROOT|")"
     assert_no_rpm cuda-toolkit-12-5
     assert_no_rpm cuda-12-4               # cuda-X-Y drags a driver in; never used
     assert_rpm libcudnn9-cuda-12 9.1.0.70-1

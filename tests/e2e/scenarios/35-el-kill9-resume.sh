@@ -15,5 +15,9 @@ gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "re-apply after kill -9" 0
 gp verify "$PROFILE_IN_ROOT"
 expect_rc "verify after re-apply" 0
+# rpm has no half-configured state (dpkg's --configure -a): the killed %post's
+# `alternatives --install` is lost and neither rpm -V nor dnf notices; converging includes
+# redoing it (assert_el_converged checks /usr/local/cuda).
 assert_el_converged
+assert_nvcc_on_path 12.4 12.4.131
 scenario_end
