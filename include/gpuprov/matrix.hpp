@@ -90,6 +90,49 @@ struct ComputeCapability {
     bool confirmed = true;
 };
 
+/// Packages whose version names the CUDA build they are for (NCCL, cuDNN 8).
+struct CudaBuiltPackages {
+    std::vector<std::string> packages;
+    std::string release; ///< "+cuda{cuda}": appended to the library's version
+};
+
+/// The driver as NVIDIA packages it for the rhel family: a dnf module stream per branch and
+/// flavour, and the packages installed with it enabled.
+struct RpmDriverPackages {
+    std::string module;                                       ///< "nvidia-driver"
+    std::map<std::string, std::string> streams;               ///< flavour -> "{branch}-open"
+    std::map<std::string, std::vector<std::string>> packages; ///< flavour -> names
+    std::string version_from;                                 ///< "nvidia-driver"
+    std::string dkms;                                         ///< "dkms" (EPEL)
+    std::vector<std::string> kernel_packages;                 ///< kernel-devel, kernel-headers
+};
+
+/// What NVIDIA calls each part in one package family's repositories (the data file's
+/// `packages`). Templates: {branch}, {cuda}, {cuda_major}, {cuda_dash}, {arch}, {pkgarch}.
+struct PackageNames {
+    std::string cuda_toolkit;        ///< "cuda-toolkit-{cuda_dash}"
+    std::vector<std::string> cudnn9; ///< "libcudnn9-cuda-{cuda_major}", ...
+    CudaBuiltPackages cudnn8;
+    CudaBuiltPackages nccl;
+    std::vector<std::string> fabric_manager; ///< "nvidia-fabricmanager-{branch}", ...
+    std::string fabric_manager_version_from; ///< the driver package whose version FM matches
+    bool fabric_manager_exact = true;        ///< false: upstream version only (rpm)
+    std::vector<std::string> container_toolkit;
+    std::string container_repo_path;         ///< "stable/rpm/{arch}/" under the toolkit's URL
+    std::optional<RpmDriverPackages> driver; ///< rhel only: the module stream driver
+};
+
+/// Fills the templates of a PackageNames value.
+struct PackageVars {
+    std::string branch;
+    std::string cuda; ///< "12.4"
+    std::string arch;
+    std::string pkgarch;
+};
+[[nodiscard]] std::string expand_package_name(std::string_view pattern, const PackageVars& vars);
+[[nodiscard]] std::vector<std::string> expand_package_names(const std::vector<std::string>& names,
+                                                            const PackageVars& vars);
+
 /// How a driver branch runs a CUDA release (Matrix::driver_runs_cuda).
 struct DriverCudaFit {
     enum class Kind { toolkit_driver, minor_compat, too_old };
@@ -149,6 +192,9 @@ public:
     [[nodiscard]] Cudnn9Fit cudnn9_for(const DottedVersion& prefix,
                                        const DottedVersion& cuda) const;
     [[nodiscard]] const std::vector<Cudnn9Range>& cudnn9_ranges() const { return m_cudnn9; }
+    /// Package names of a package family ("debian", "rhel"); nullptr when the data file has
+    /// none for it.
+    [[nodiscard]] const PackageNames* package_names(const std::string& family) const;
     /// Container toolkit repo key fingerprint.
     [[nodiscard]] const std::string& container_key_fingerprint() const { return m_ctk_key; }
     /// The key NVIDIA signs a repository with when `url` is NVIDIA's own
@@ -203,6 +249,7 @@ private:
     int m_open_modules_since = 0;
     std::vector<ComputeCapability> m_ccs;
     std::string m_ctk_key;
+    std::map<std::string, PackageNames> m_names;
 };
 
 } // namespace gpuprov

@@ -27,6 +27,7 @@ struct SimulatedRepo {
 struct SimulationRequest {
     std::vector<PackagePin> installs;
     std::vector<std::string> removals;
+    std::vector<ModuleStream> modules; ///< dnf module streams enabled in the transaction
     /// Empty: simulate against the system's own sources and lists (apply, after the sources
     /// are in place). Otherwise a private directory for the view of `repos` (plan).
     std::string scratch_dir;
@@ -37,9 +38,17 @@ class PackageManager {
 public:
     virtual ~PackageManager() = default;
     [[nodiscard]] virtual std::string_view name() const = 0;
-    /// One transaction installing exactly these versions.
+    /// One transaction installing exactly these versions (and enabling `modules` first; only
+    /// dnf has module streams, apt refuses any).
     [[nodiscard]] virtual Command install(const std::vector<PackagePin>& pins,
-                                          const std::vector<std::string>& removals = {}) const = 0;
+                                          const std::vector<std::string>& removals = {},
+                                          const std::vector<ModuleStream>& modules = {}) const = 0;
+    /// Throws CommandError when install()'s command failed although it exited 0: `dnf shell`
+    /// exits 0 whatever its commands did (a refused module switch, a package it cannot find).
+    virtual void check_install(const Command& cmd, const CommandResult& result) const {
+        (void)cmd;
+        (void)result;
+    }
     /// What the package manager itself would do for `req`, without changing anything (apt's
     /// simulation, unprivileged). `error` is set when it refuses.
     [[nodiscard]] virtual PackageTransaction simulate(System& sys,

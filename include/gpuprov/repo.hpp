@@ -43,8 +43,14 @@ struct ResolvedRepo {
     bool allow_insecure = false;
 };
 
+/// Fills the URL templates: {distro} (repo slug), {arch} (x86_64, sbsa), {pkgarch} (amd64 on
+/// Debian, x86_64 on rpm), {pkgformat} ("deb" or "rpm": NVIDIA's container toolkit repository
+/// is stable/deb/$(ARCH) for apt and stable/rpm/$basearch for dnf).
 [[nodiscard]] ResolvedRepo resolve_repo(const RepositorySpec& spec, const std::string& distro,
-                                        const std::string& arch, const std::string& pkgarch);
+                                        const std::string& arch, const std::string& pkgarch,
+                                        const std::string& pkgformat);
+/// "rpm" for the rhel family, "deb" otherwise.
+[[nodiscard]] std::string package_format(const std::string& family);
 
 struct PackageRecord {
     std::string name;
@@ -55,6 +61,13 @@ struct PackageRecord {
     std::string filename;
     std::string sha256;
 };
+
+/// Whether a package version starts with `prefix`; the epoch is skipped unless the prefix names
+/// one ("550." matches "3:550.90.07-1.el9": a profile asks for a version, an epoch is packaging
+/// history).
+[[nodiscard]] bool version_has_prefix(std::string_view version, std::string_view prefix);
+/// The upstream part of a package version: "580.95.05" from "3:580.95.05-1.el9" or "580.95.05-1".
+[[nodiscard]] std::string upstream_version(std::string_view version);
 
 /// One repository's Packages index.
 class PackageIndex {
@@ -107,6 +120,12 @@ struct RepomdEntry {
 /// leaves the repository (absolute, "..").
 [[nodiscard]] std::optional<RepomdEntry> repomd_entry(std::string_view repomd,
                                                       std::string_view type);
+/// The <revision> of a repomd.xml (createrepo_c writes the generation time, in seconds);
+/// nullopt when it has none.
+[[nodiscard]] std::optional<std::uint64_t> repomd_revision(std::string_view repomd);
+/// The directory dnf 4 (libdnf) keeps a repository's metadata in under its cachedir:
+/// "<repo id>-<first 16 hex digits of SHA-256(baseurl)>" (gpuprov-cuda-d4b14c84397bcb90).
+[[nodiscard]] std::string dnf_cache_dir_name(std::string_view repo_id, std::string_view baseurl);
 /// Packages of a primary.xml: name, arch, version as rpm's "[epoch:]version-release" (no epoch
 /// when 0), requires and provides names joined like a Debian field, location and SHA-256.
 /// Source rpms and packages cut short are skipped.
@@ -135,12 +154,14 @@ struct IndexLoadResult {
 /// The rpm-md form of load_package_index for the rhel family: the pinned key, repomd.xml
 /// verified with gpgv against its detached repomd.xml.asc, primary.xml.gz checked against the
 /// SHA-256 and size repomd.xml lists. `inrelease` of the result holds the verified repomd.xml.
-/// Fetched every time (no cached copy is reused yet); writes only key.gpg and the signature
-/// under `cache_dir`.
+/// The verified copy (key.gpg, repomd.xml and its signature, the primary as fetched, stamp
+/// written last) is reused while younger than `max_age` and still checking out, as on apt.
 [[nodiscard]] IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& repo,
-                                                     const std::string& cache_dir);
+                                                     const std::string& cache_dir,
+                                                     std::chrono::seconds max_age);
 
-/// The InRelease gpuprov last verified for `repo`, read from `cache_dir` whatever its age, with
+/// The InRelease (on rpm-md: the repomd.xml) gpuprov last verified for `repo`, read from
+/// `cache_dir` whatever its age, with
 /// no download and no signature check; nullopt unless the cache's stamp names this URL and pin.
 /// For comparisons only (are apt's lists as new as what gpuprov planned with?), never trust.
 [[nodiscard]] std::optional<std::string>

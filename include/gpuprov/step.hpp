@@ -36,13 +36,26 @@ struct PackagePin {
     [[nodiscard]] std::string spec() const { return version.empty() ? name : name + "=" + version; }
 };
 
+/// A dnf module stream a step's packages come from, enabled in the same transaction (NVIDIA's
+/// driver on RHEL 8/9: nvidia-driver:580-open). apt has none.
+struct ModuleStream {
+    std::string module; ///< "nvidia-driver"
+    std::string stream; ///< "580-open"
+    /// Another stream of the module is enabled: dnf refuses a plain enable, so the transaction
+    /// switches (`dnf module switch-to`).
+    bool switch_from_other = false;
+    [[nodiscard]] std::string spec() const { return module + ":" + stream; }
+    friend bool operator==(const ModuleStream&, const ModuleStream&) = default;
+};
+
 struct CheckResult {
     StepStatus status = StepStatus::satisfied;
-    std::string reason;               ///< why pending/blocked/skipped, in one line
-    std::vector<Change> changes;      ///< what apply would do
-    std::vector<PackagePin> installs; ///< packages apply needs; the engine may batch these
+    std::string reason;                ///< why pending/blocked/skipped, in one line
+    std::vector<Change> changes;       ///< what apply would do
+    std::vector<PackagePin> installs;  ///< packages apply needs; the engine may batch these
     std::vector<std::string> removals; ///< packages this step removes in that transaction
     std::vector<std::string> unholds;  ///< held packages this step releases before it
+    std::vector<ModuleStream> modules; ///< dnf module streams enabled in that transaction
     /// Hold the driver closure of `installs` at the versions the transaction installs.
     bool hold_installs = false;
 };

@@ -27,8 +27,12 @@ struct PackageAction {
 [[nodiscard]] std::string_view to_string(PackageAction::Kind kind);
 
 struct PackageTransaction {
-    std::vector<PackagePin> requested;  ///< what gpuprov asked for (the steps' pins)
-    std::vector<std::string> removals;  ///< packages gpuprov asked to remove (a branch change)
+    std::vector<PackagePin> requested; ///< what gpuprov asked for (the steps' pins)
+    std::vector<std::string> removals; ///< packages gpuprov asked to remove (a branch change)
+    std::vector<ModuleStream> modules; ///< module streams gpuprov asked to enable (dnf)
+    /// What the package manager does to module streams, as it says it: "enable nvidia-driver
+    /// 580-open", "switch nvidia-driver 570-open -> 580-open".
+    std::vector<std::string> module_changes;
     std::vector<PackageAction> actions; ///< what the package manager would do, in its order
     std::string simulated_with;         ///< the simulation's argv, for the change review
     std::string error;                  ///< the package manager refused (unmet dependencies...)
@@ -49,6 +53,10 @@ struct PackageTransaction {
 /// prints, long names wrapped onto their own line. `from` of upgrades and downgrades is not in
 /// dnf's table: the caller fills it from the rpm database.
 [[nodiscard]] std::vector<PackageAction> parse_dnf_transaction(std::string_view output);
+
+/// The module stream rows of dnf's table ("Enabling module streams:", "Switching module
+/// streams:", "Resetting modules:"), one line each: "enable nvidia-driver 580-dkms".
+[[nodiscard]] std::vector<std::string> parse_dnf_module_changes(std::string_view output);
 
 /// What differs between two transactions, one line per action ("+ install x 1.0",
 /// "- remove y 2.0"); empty when apt would do the same.

@@ -82,9 +82,13 @@ std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool colo
         }
     }
     for (const auto& pt : plan.transactions) {
-        out += fmt::format("\nPackage transaction for {} ({} change{}; resolved by apt itself):\n",
+        const auto tool = facts.os.family == "rhel" ? "dnf" : "apt";
+        out += fmt::format("\nPackage transaction for {} ({} change{}; resolved by {} itself):\n",
                            join(pt.steps, ", "), pt.transaction.actions.size(),
-                           pt.transaction.actions.size() == 1 ? "" : "s");
+                           pt.transaction.actions.size() == 1 ? "" : "s", tool);
+        for (const auto& m : pt.transaction.module_changes) {
+            out += "  module " + m + "\n";
+        }
         for (const auto& a : pt.transaction.actions) {
             out += "  " + describe(a);
             if (a.hold) {
@@ -140,6 +144,7 @@ nlohmann::json plan_to_json(const Plan& plan, const HostFacts& facts) {
                   {"downgrade", json::array()},
                   {"reinstall", json::array()},
                   {"remove", json::array()},
+                  {"modules", pt.transaction.module_changes},
                   {"simulated_with", pt.transaction.simulated_with},
                   {"blocked", pt.blocked}};
         for (const auto& a : pt.transaction.actions) {

@@ -401,14 +401,16 @@ private:
     void install(const Plan& plan, const std::vector<std::size_t>& active, std::size_t& current) {
         std::vector<PackagePin> pins;
         std::set<std::string> seen;
+        bool modules_only = false; // a dnf module stream to enable, every package in place
         for (const auto k : active) {
             for (const auto& pin : plan.steps[k].check.installs) {
                 if (seen.insert(pin.name).second) {
                     pins.push_back(pin);
                 }
             }
+            modules_only = modules_only || !plan.steps[k].check.modules.empty();
         }
-        if (pins.empty()) {
+        if (pins.empty() && !modules_only) {
             return;
         }
         current = active.front();
@@ -431,7 +433,9 @@ private:
             const auto& r = plan.steps[k].check.removals;
             removals.insert(removals.end(), r.begin(), r.end());
         }
-        const auto now = m_pm->simulate(m_sys, {.installs = pins, .removals = removals});
+        const auto& modules = planned->transaction.modules;
+        const auto now =
+            m_pm->simulate(m_sys, {.installs = pins, .removals = removals, .modules = modules});
         if (!now.error.empty()) {
             throw HostError(now.error);
         }
@@ -449,11 +453,11 @@ private:
         }
         m_rep.info(fmt::format("installing in one transaction: {}", join(specs, " ")));
         wait_lock();
-        auto cmd = m_pm->install(exact, planned->transaction.exact_removals());
+        auto cmd = m_pm->install(exact, planned->transaction.exact_removals(), modules);
         cmd.on_stdout = m_pm->progress_reader(
             [this](double percent, std::string_view what) { m_rep.progress(percent, what); });
         try {
-            run_checked(m_sys, cmd);
+            m_pm->check_install(cmd, run_checked(m_sys, cmd));
         } catch (...) {
             m_rep.progress_done();
             throw;

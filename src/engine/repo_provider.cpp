@@ -25,12 +25,12 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
     } else if (m_facts.os.repo_slug.empty()) {
         state.error = "this OS has no NVIDIA repository";
     } else {
-        state.repo =
-            resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch, m_facts.pkg_arch);
+        state.repo = resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch,
+                                  m_facts.pkg_arch, package_format(m_facts.os.family));
         try {
             // rpm-md (repomd.xml + primary) on the rhel family, InRelease + Packages elsewhere.
             auto loaded = m_facts.os.family == "rhel"
-                              ? load_rpm_package_index(m_sys, state.repo, m_cache_dir)
+                              ? load_rpm_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge)
                               : load_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge);
             state.index = std::move(loaded.index);
             state.key = std::move(loaded.key);
@@ -55,8 +55,8 @@ std::optional<std::string> LiveRepoProvider::known_inrelease(const std::string& 
     if (spec == m_profile.repositories.end() || m_facts.os.repo_slug.empty()) {
         return std::nullopt;
     }
-    const auto resolved =
-        resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch, m_facts.pkg_arch);
+    const auto resolved = resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch,
+                                       m_facts.pkg_arch, package_format(m_facts.os.family));
     return cached_inrelease(m_sys, resolved, m_cache_dir);
 }
 

@@ -20,7 +20,7 @@ bool runs(StepStatus s) {
 }
 
 bool has_packages(const CheckResult& c) {
-    return !c.installs.empty() || !c.removals.empty();
+    return !c.installs.empty() || !c.removals.empty() || !c.modules.empty();
 }
 
 template <class T> bool contains(const std::vector<T>& v, const T& x) {
@@ -52,6 +52,11 @@ GroupRequest group_request(const Plan& plan, const std::vector<std::size_t>& gro
         for (const auto& r : c.removals) {
             if (!contains(g.req.removals, r)) {
                 g.req.removals.push_back(r);
+            }
+        }
+        for (const auto& m : c.modules) {
+            if (!contains(g.req.modules, m)) {
+                g.req.modules.push_back(m);
             }
         }
         g.unholds.insert(g.unholds.end(), c.unholds.begin(), c.unholds.end());

@@ -2,6 +2,7 @@
 #include <gpuprov/embedded.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/matrix.hpp>
+#include <gpuprov/strings.hpp>
 #include <set>
 
 namespace gpuprov::matrix_data {
@@ -63,6 +64,32 @@ const DistroRepo* Matrix::distro(const std::string& slug) const {
     const auto it = std::find_if(m_distros.begin(), m_distros.end(),
                                  [&](const DistroRepo& d) { return d.slug == slug; });
     return it == m_distros.end() ? nullptr : &*it;
+}
+
+const PackageNames* Matrix::package_names(const std::string& family) const {
+    const auto it = m_names.find(family);
+    return it == m_names.end() ? nullptr : &it->second;
+}
+
+std::string expand_package_name(std::string_view pattern, const PackageVars& vars) {
+    auto s = std::string(pattern);
+    const auto dot = vars.cuda.find('.');
+    s = replace_all(std::move(s), "{branch}", vars.branch);
+    s = replace_all(std::move(s), "{cuda_major}", vars.cuda.substr(0, dot));
+    s = replace_all(std::move(s), "{cuda_dash}", replace_all(vars.cuda, ".", "-"));
+    s = replace_all(std::move(s), "{cuda}", vars.cuda);
+    s = replace_all(std::move(s), "{pkgarch}", vars.pkgarch);
+    return replace_all(std::move(s), "{arch}", vars.arch);
+}
+
+std::vector<std::string> expand_package_names(const std::vector<std::string>& names,
+                                              const PackageVars& vars) {
+    std::vector<std::string> out;
+    out.reserve(names.size());
+    for (const auto& n : names) {
+        out.push_back(expand_package_name(n, vars));
+    }
+    return out;
 }
 
 const DistroRepo* Matrix::distro_by_os(const std::string& os) const {

@@ -390,6 +390,94 @@ std::vector<ComputeCapability> read_ccs(const Reader& r, const YAML::Node& list)
     return out;
 }
 
+std::vector<std::string> names_at(const Reader& r, const YAML::Node& map, const std::string& key) {
+    const auto list = r.required(map, key);
+    r.expect_seq(list, "'" + key + "'");
+    std::vector<std::string> out;
+    for (const auto& n : list) {
+        if (!n.IsScalar() || n.Scalar().empty()) {
+            r.fail(n, "'" + key + "' must list non-empty package names");
+        }
+        out.push_back(n.Scalar());
+    }
+    if (out.empty()) {
+        r.fail(list, "'" + key + "' must name at least one package");
+    }
+    return out;
+}
+
+CudaBuiltPackages read_cuda_built(const Reader& r, const YAML::Node& map, const std::string& key) {
+    const auto node = r.required(map, key);
+    r.expect_map(node, "'" + key + "'");
+    r.only_keys(node, {"packages", "release"});
+    CudaBuiltPackages out{names_at(r, node, "packages"), r.string(node, "release")};
+    if (out.release.find("{cuda}") == std::string::npos) {
+        r.fail(node["release"], "'release' must contain {cuda}");
+    }
+    return out;
+}
+
+RpmDriverPackages read_rpm_driver(const Reader& r, const YAML::Node& node) {
+    r.expect_map(node, "'driver'");
+    r.only_keys(node, {"module", "streams", "packages", "version_from", "dkms", "kernel_packages"});
+    RpmDriverPackages d;
+    d.module = r.string(node, "module");
+    const auto streams = r.required(node, "streams");
+    const auto packages = r.required(node, "packages");
+    r.expect_map(streams, "'streams'");
+    r.expect_map(packages, "'packages'");
+    for (const auto* flavor : {"proprietary", "open"}) {
+        d.streams[flavor] = r.string(streams, flavor);
+        if (d.streams[flavor].find("{branch}") == std::string::npos) {
+            r.fail(streams[flavor], std::string("stream '") + flavor + "' must contain {branch}");
+        }
+        d.packages[flavor] = names_at(r, packages, flavor);
+    }
+    r.only_keys(streams, {"proprietary", "open"});
+    r.only_keys(packages, {"proprietary", "open"});
+    d.version_from = r.string(node, "version_from");
+    d.dkms = r.string(node, "dkms");
+    d.kernel_packages = names_at(r, node, "kernel_packages");
+    return d;
+}
+
+std::map<std::string, PackageNames> read_package_names(const Reader& r, const YAML::Node& node) {
+    r.expect_map(node, "'packages'");
+    r.only_keys(node, {"debian", "rhel"});
+    std::map<std::string, PackageNames> out;
+    for (const auto& kv : node) {
+        const auto& f = kv.second;
+        r.expect_map(f, "'packages." + kv.first.Scalar() + "'");
+        r.only_keys(f, {"cuda_toolkit", "cudnn9", "cudnn8", "nccl", "fabric_manager",
+                        "container_toolkit", "driver"});
+        PackageNames n;
+        n.cuda_toolkit = r.string(f, "cuda_toolkit");
+        n.cudnn9 = names_at(r, f, "cudnn9");
+        n.cudnn8 = read_cuda_built(r, f, "cudnn8");
+        n.nccl = read_cuda_built(r, f, "nccl");
+        const auto fm = r.required(f, "fabric_manager");
+        r.expect_map(fm, "'fabric_manager'");
+        r.only_keys(fm, {"packages", "version_from", "version_match"});
+        n.fabric_manager = names_at(r, fm, "packages");
+        n.fabric_manager_version_from = r.string(fm, "version_from");
+        const auto match = r.string(fm, "version_match");
+        if (match != "exact" && match != "upstream") {
+            r.fail(fm["version_match"], "'version_match' must be exact or upstream");
+        }
+        n.fabric_manager_exact = match == "exact";
+        const auto ctk = r.required(f, "container_toolkit");
+        r.expect_map(ctk, "'container_toolkit'");
+        r.only_keys(ctk, {"packages", "repo_path"});
+        n.container_toolkit = names_at(r, ctk, "packages");
+        n.container_repo_path = r.string(ctk, "repo_path");
+        if (const auto drv = f["driver"]) {
+            n.driver = read_rpm_driver(r, drv);
+        }
+        out.emplace(kv.first.Scalar(), std::move(n));
+    }
+    return out;
+}
+
 } // namespace
 
 Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
@@ -404,7 +492,7 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     r.expect_map(root, "the version matrix");
     r.only_keys(root, {"schema", "cuda", "minor_version_compat", "forward_compat",
                        "driver_branches", "distros", "cudnn8", "cudnn9", "architectures",
-                       "compute_capabilities", "gpus", "container_toolkit"});
+                       "compute_capabilities", "gpus", "container_toolkit", "packages"});
     if (r.integer(root, "schema") != 1) {
         r.fail(root["schema"], "unsupported matrix schema; expected 1");
     }
@@ -439,6 +527,9 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     r.expect_map(ctk, "'container_toolkit'");
     r.only_keys(ctk, {"key_fingerprint"});
     m.m_ctk_key = r.fingerprint(ctk, "key_fingerprint");
+    if (const auto names = root["packages"]) {
+        m.m_names = read_package_names(r, names);
+    }
     return m;
 }
 

@@ -80,9 +80,9 @@ void check_url(std::string_view value, bool allow_insecure, const SourcePos& at,
             const auto close = rest.find('}', i);
             const auto name = close == std::string_view::npos ? std::string_view{}
                                                               : rest.substr(i + 1, close - i - 1);
-            if (name != "distro" && name != "arch" && name != "pkgarch") {
+            if (name != "distro" && name != "arch" && name != "pkgarch" && name != "pkgformat") {
                 fail(at, "'" + what + "' has an unknown template '{" + std::string(name) +
-                             "}'; allowed: {distro} {arch} {pkgarch}");
+                             "}'; allowed: {distro} {arch} {pkgarch} {pkgformat}");
             }
             i = close;
             continue;
@@ -92,7 +92,7 @@ void check_url(std::string_view value, bool allow_insecure, const SourcePos& at,
         if (!ok) {
             fail(at, "'" + what + "' contains " + show_char(c) +
                          "; a repository URL may hold letters, digits, - . _ ~ : / % + = , @ "
-                         "and the {distro} {arch} {pkgarch} templates");
+                         "and the {distro} {arch} {pkgarch} {pkgformat} templates");
         }
     }
 }

@@ -205,33 +205,49 @@ std::string stamp_text(std::chrono::system_clock::time_point when, const Resolve
                        repo.key_url, repo.key_fingerprint);
 }
 
-/// The cached copy, when it is fresh, belongs to this URL and pin, and still checks out.
-std::optional<IndexLoadResult> from_cache(const System& sys, const ResolvedRepo& repo,
-                                          const CachePaths& paths, std::chrono::seconds max_age) {
+/// Whether the cache's stamp belongs to this URL and pin and is younger than `max_age`.
+bool fresh_stamp(const System& sys, const ResolvedRepo& repo, const CachePaths& paths,
+                 std::chrono::seconds max_age) {
     const auto stamp = sys.read_file(paths.stamp);
-    const auto key = sys.read_file(paths.key);
-    const auto inrelease = sys.read_file(paths.inrelease);
-    const auto packages = sys.read_file(paths.packages);
-    if (!stamp || !key || !inrelease || !packages) {
-        return std::nullopt;
+    if (!stamp) {
+        return false;
     }
     const auto stamp_lines = lines(*stamp);
     if (stamp_lines.empty() || !starts_with(stamp_lines[0], "fetched ")) {
-        return std::nullopt;
+        return false;
     }
     const auto fetched = parse_int(std::string_view(stamp_lines[0]).substr(8));
     if (!fetched) {
-        return std::nullopt;
+        return false;
     }
     // The stamp records what was fetched: a changed mirror URL or re-pinned key is a different
     // repository as far as trust goes, whatever the directory is called.
     const auto when = std::chrono::system_clock::time_point(std::chrono::seconds(*fetched));
     if (*stamp != stamp_text(when, repo)) {
-        return std::nullopt;
+        return false;
     }
     const auto age = sys.now() - when;
-    if (age < std::chrono::seconds(0) || age >= max_age) {
-        return std::nullopt; // a stamp from the future is a clock jump: refresh
+    return age >= std::chrono::seconds(0) && age < max_age; // a future stamp: a clock jump
+}
+
+/// An index read back from gpuprov's cache; `signed_doc` is its InRelease or repomd.xml.
+IndexLoadResult cached_result(PackageIndex index, OpenPgpKey key, std::string signed_doc) {
+    IndexLoadResult out;
+    out.index = std::move(index);
+    out.key = std::move(key);
+    out.from_cache = true;
+    out.inrelease = std::move(signed_doc);
+    return out;
+}
+
+/// The cached copy, when it is fresh, belongs to this URL and pin, and still checks out.
+std::optional<IndexLoadResult> from_cache(const System& sys, const ResolvedRepo& repo,
+                                          const CachePaths& paths, std::chrono::seconds max_age) {
+    const auto key = sys.read_file(paths.key);
+    const auto inrelease = sys.read_file(paths.inrelease);
+    const auto packages = sys.read_file(paths.packages);
+    if (!key || !inrelease || !packages || !fresh_stamp(sys, repo, paths, max_age)) {
+        return std::nullopt;
     }
     auto k = checked_key(*key, repo, paths.key.string());
     if (!k.value) {
@@ -247,12 +263,7 @@ std::optional<IndexLoadResult> from_cache(const System& sys, const ResolvedRepo&
     if (!index.value) {
         return std::nullopt;
     }
-    IndexLoadResult out;
-    out.index = std::move(index.value);
-    out.key = std::move(k.value);
-    out.from_cache = true;
-    out.inrelease = *inrelease;
-    return out;
+    return cached_result(std::move(*index.value), std::move(*k.value), *inrelease);
 }
 
 bool is_insecure(const std::string& url) {
@@ -355,15 +366,81 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     return out;
 }
 
+namespace {
+
+fs::path rpm_repomd_path(const CachePaths& paths) {
+    return paths.dir / "repomd.xml";
+}
+
+/// gpgv over repomd.xml with the pinned key (paths.key) and the detached signature already in
+/// the cache directory; empty when it is good.
+std::string verify_repomd(const System& sys, const ResolvedRepo& repo, const CachePaths& paths,
+                          const std::string& repomd, const std::string& where) {
+    return gpgv_verdict(sys,
+                        {"gpgv", "--keyring", paths.key.string(), "--status-fd", "1",
+                         (paths.dir / "repomd.xml.asc").string(), "-"},
+                        repomd, repo.key_fingerprint, "repomd.xml", where);
+}
+
+/// The primary file repomd.xml lists, checked by its SHA-256 and size, gunzipped and parsed.
+Checked<PackageIndex> primary_index(const std::string& primary, const RepomdEntry& entry,
+                                    const std::string& where) {
+    if (primary.size() != entry.size || sha256_hex(primary) != entry.sha256) {
+        return {std::nullopt,
+                fmt::format("{} does not match the size and SHA-256 repomd.xml lists (a "
+                            "truncated download, a mirror in mid-sync or a tampered file)",
+                            where)};
+    }
+    const auto xml =
+        ends_with_gz(entry.location) ? gunzip(primary) : std::optional<std::string>(primary);
+    if (!xml) {
+        return {std::nullopt, fmt::format("{} is not a readable gzip file", where)};
+    }
+    return {PackageIndex(parse_primary_xml(*xml)), {}};
+}
+
+/// The verified rpm-md copy of an earlier run, when its stamp is fresh and it still checks out
+/// (the same gpgv and SHA-256 checks as a download): plan and apply in one sitting, or a
+/// converged host's re-run, read the repository once.
+std::optional<IndexLoadResult> rpm_from_cache(const System& sys, const ResolvedRepo& repo,
+                                              const CachePaths& paths,
+                                              std::chrono::seconds max_age) {
+    const auto key = sys.read_file(paths.key);
+    const auto repomd = sys.read_file(rpm_repomd_path(paths));
+    const auto primary = sys.read_file(paths.packages);
+    if (!key || !repomd || !primary || !fresh_stamp(sys, repo, paths, max_age)) {
+        return std::nullopt;
+    }
+    auto k = checked_key(*key, repo, paths.key.string());
+    const auto entry = repomd_entry(*repomd, "primary");
+    if (!k.value || !entry ||
+        !verify_repomd(sys, repo, paths, *repomd, rpm_repomd_path(paths).string()).empty()) {
+        return std::nullopt;
+    }
+    auto index = primary_index(*primary, *entry, paths.packages.string());
+    if (!index.value) {
+        return std::nullopt;
+    }
+    return cached_result(std::move(*index.value), std::move(*k.value), *repomd);
+}
+
+} // namespace
+
 IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_repo,
-                                       const std::string& cache_dir) {
+                                       const std::string& cache_dir, std::chrono::seconds max_age) {
     // The same trust chain as apt's, in rpm-md's shape: pinned key → repodata/repomd.xml with
     // its detached repomd.xml.asc (gpgv against that key alone; dnf's repo_gpgcheck=1 checks the
-    // same signature) → primary.xml.gz by the SHA-256 and size repomd.xml lists.
+    // same signature) → primary.xml.gz by the SHA-256 and size repomd.xml lists. The verified
+    // copy is kept (key.gpg, repomd.xml, repomd.xml.asc, Packages = the primary as fetched,
+    // stamp last) and reused while fresh, as on apt.
     ResolvedRepo repo = pinned_repo;
     repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
     if (auto refused = refuse_before_download(repo, cache_dir)) {
         return failed(*refused);
+    }
+    const auto paths = cache_paths(cache_dir, repo);
+    if (auto cached = rpm_from_cache(sys, repo, paths, max_age)) {
+        return std::move(*cached);
     }
     auto key = fetch_pinned_key(sys, repo);
     if (!key.value) {
@@ -378,22 +455,21 @@ IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_r
     if (!signature.value) {
         return failed(signature.error);
     }
-    const auto dir = fs::path(cache_dir) / repo_cache_subdir(repo);
     try {
+        // The stamp goes first, so a run killed half-way leaves a cache that is never trusted.
+        sys.remove_file(paths.stamp);
         // gpgv reads keyrings and detached signatures only from files; neither gains trust by
         // being written (the key matches the pin, the signature is checked next).
-        sys.write_file_atomic(dir / "key.gpg", key.value->binary, 0644);
-        sys.write_file_atomic(dir / "repomd.xml.asc", *signature.value, 0644);
+        sys.write_file_atomic(paths.key, key.value->binary, 0644);
+        sys.write_file_atomic(paths.dir / "repomd.xml.asc", *signature.value, 0644);
         // dnf's view for plan reads the key armored (gpgkey=file://.../key.asc).
-        sys.write_file_atomic(dir / "key.asc", armor_public_key(key.value->binary), 0644);
+        sys.write_file_atomic(paths.dir / "key.asc", armor_public_key(key.value->binary), 0644);
     } catch (const Error& e) {
-        return failed(fmt::format("cannot write gpuprov's cache {}: {}", dir.string(), e.what()));
+        return failed(
+            fmt::format("cannot write gpuprov's cache {}: {}", paths.dir.string(), e.what()));
     }
-    const auto error = gpgv_verdict(sys,
-                                    {"gpgv", "--keyring", (dir / "key.gpg").string(), "--status-fd",
-                                     "1", (dir / "repomd.xml.asc").string(), "-"},
-                                    *repomd.value, repo.key_fingerprint, "repomd.xml", repomd_url);
-    if (!error.empty()) {
+    if (const auto error = verify_repomd(sys, repo, paths, *repomd.value, repomd_url);
+        !error.empty()) {
         return failed(error);
     }
     const auto entry = repomd_entry(*repomd.value, "primary");
@@ -408,18 +484,20 @@ IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_r
     if (!primary.value) {
         return failed(primary.error);
     }
-    if (primary.value->size() != entry->size || sha256_hex(*primary.value) != entry->sha256) {
-        return failed(fmt::format("{} does not match the size and SHA-256 repomd.xml lists (a "
-                                  "truncated download, a mirror in mid-sync or a tampered file)",
-                                  primary_url));
+    auto index = primary_index(*primary.value, *entry, primary_url);
+    if (!index.value) {
+        return failed(index.error);
     }
-    const auto xml = ends_with_gz(entry->location) ? gunzip(*primary.value)
-                                                   : std::optional<std::string>(*primary.value);
-    if (!xml) {
-        return failed(fmt::format("{} is not a readable gzip file", primary_url));
+    try {
+        sys.write_file_atomic(rpm_repomd_path(paths), *repomd.value, 0644);
+        sys.write_file_atomic(paths.packages, *primary.value, 0644);
+        sys.write_file_atomic(paths.stamp, stamp_text(sys.now(), repo), 0644);
+    } catch (const Error& e) {
+        return failed(
+            fmt::format("cannot write gpuprov's cache {}: {}", paths.dir.string(), e.what()));
     }
     IndexLoadResult out;
-    out.index = PackageIndex(parse_primary_xml(*xml));
+    out.index = std::move(index.value);
     out.key = std::move(key.value);
     out.inrelease = std::move(*repomd.value); // the signed document, for comparisons
     return out;
@@ -447,7 +525,10 @@ std::optional<std::string> cached_inrelease(const System& sys, const ResolvedRep
                              repo)) {
         return std::nullopt;
     }
-    return sys.read_file(paths.inrelease);
+    if (auto inrelease = sys.read_file(paths.inrelease)) {
+        return inrelease;
+    }
+    return sys.read_file(rpm_repomd_path(paths)); // an rpm-md repository's signed document
 }
 
 } // namespace gpuprov

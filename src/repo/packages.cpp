@@ -136,18 +136,26 @@ const PackageRecord* PackageIndex::newest(std::string_view name) const {
     return it == m_by_name.end() ? nullptr : &m_records[it->second.front()];
 }
 
+bool version_has_prefix(std::string_view version, std::string_view prefix) {
+    // A profile says "550.", not "1:550.": an epoch is packaging history, not the version asked
+    // for, so it is skipped unless the prefix names one itself.
+    const bool prefix_has_epoch = prefix.find(':') != std::string_view::npos;
+    return starts_with(prefix_has_epoch ? version : without_epoch(version), prefix);
+}
+
+std::string upstream_version(std::string_view version) {
+    const auto v = without_epoch(version);
+    return std::string(v.substr(0, v.find('-')));
+}
+
 const PackageRecord* PackageIndex::newest_with_prefix(std::string_view name,
                                                       std::string_view prefix) const {
     const auto it = m_by_name.find(name);
     if (it == m_by_name.end()) {
         return nullptr;
     }
-    // A profile says "550.", not "1:550.": an epoch is packaging history, not the version asked
-    // for, so it is skipped unless the prefix names one itself.
-    const bool prefix_has_epoch = prefix.find(':') != std::string_view::npos;
     for (const auto i : it->second) {
-        const std::string_view v = m_records[i].version;
-        if (starts_with(prefix_has_epoch ? v : without_epoch(v), prefix)) {
+        if (version_has_prefix(m_records[i].version, prefix)) {
             return &m_records[i];
         }
     }

@@ -8,7 +8,8 @@ namespace gpuprov {
 namespace {
 
 std::string fill(std::string s, const std::string& distro, const std::string& arch,
-                 const std::string& pkgarch) {
+                 const std::string& pkgarch, const std::string& pkgformat) {
+    s = replace_all(std::move(s), "{pkgformat}", pkgformat);
     s = replace_all(std::move(s), "{distro}", distro);
     s = replace_all(std::move(s), "{arch}", arch);
     return replace_all(std::move(s), "{pkgarch}", pkgarch);
@@ -27,17 +28,22 @@ std::string normalise_fingerprint(std::string_view fpr) {
 
 } // namespace
 
+std::string package_format(const std::string& family) {
+    return family == "rhel" ? "rpm" : "deb";
+}
+
 ResolvedRepo resolve_repo(const RepositorySpec& spec, const std::string& distro,
-                          const std::string& arch, const std::string& pkgarch) {
+                          const std::string& arch, const std::string& pkgarch,
+                          const std::string& pkgformat) {
     ResolvedRepo r;
     r.name = spec.name;
-    r.url = fill(spec.url, distro, arch, pkgarch);
+    r.url = fill(spec.url, distro, arch, pkgarch, pkgformat);
     // A flat repository's files sit beside the URL; without the slash "<url>InRelease" would
     // name a sibling path.
     if (r.url.empty() || r.url.back() != '/') {
         r.url += '/';
     }
-    r.key_url = fill(spec.key_url, distro, arch, pkgarch);
+    r.key_url = fill(spec.key_url, distro, arch, pkgarch, pkgformat);
     r.key_fingerprint = normalise_fingerprint(spec.key_fingerprint);
     r.allow_insecure = spec.allow_insecure;
     return r;

@@ -3,6 +3,8 @@
 // provides. Only the elements gpuprov needs are read, with a small scanner over the well-formed
 // XML createrepo_c writes (tests/fixtures/repo/rpm/ is real output), never a DTD or entities
 // beyond XML's five.
+#include "internal.hpp"
+
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 #include <zlib.h>
@@ -199,6 +201,23 @@ std::optional<std::string> gunzip(std::string_view data, std::size_t max_bytes) 
         return std::nullopt;
     }
     return out;
+}
+
+std::optional<std::uint64_t> repomd_revision(std::string_view repomd) {
+    const auto open = repomd.find("<revision>");
+    const auto close = repomd.find("</revision>");
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+        return std::nullopt;
+    }
+    const auto v = parse_int(trim(repomd.substr(open + 10, close - open - 10)));
+    return v && *v >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*v))
+                        : std::nullopt;
+}
+
+std::string dnf_cache_dir_name(std::string_view repo_id, std::string_view baseurl) {
+    // libdnf Repo::Impl::getHash: SHA-256 over the baseurl as configured, first 16 hex digits
+    // (checked with dnf 4.14: baseurl file:///tmp/lab/repo/ -> <id>-d4b14c84397bcb90).
+    return std::string(repo_id) + "-" + repo_detail::sha256_hex(baseurl).substr(0, 16);
 }
 
 } // namespace gpuprov

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <gpuprov/error.hpp>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/interrupt.hpp>
 #include <gpuprov/package_db.hpp>
@@ -23,7 +24,11 @@ public:
     [[nodiscard]] std::string_view name() const override { return "apt"; }
 
     [[nodiscard]] Command install(const std::vector<PackagePin>& pins,
-                                  const std::vector<std::string>& removals) const override {
+                                  const std::vector<std::string>& removals,
+                                  const std::vector<ModuleStream>& modules) const override {
+        if (!modules.empty()) {
+            throw BugError("apt has no module streams (" + modules.front().spec() + ")");
+        }
         // Status-Fd=1: apt's machine-readable progress (pmstatus:/dlstatus: lines) on stdout,
         // beside its normal output, for progress_reader().
         std::vector<std::string> argv{"apt-get", "install",
@@ -38,6 +43,9 @@ public:
 
     [[nodiscard]] PackageTransaction simulate(System& sys,
                                               const SimulationRequest& req) const override {
+        if (!req.modules.empty()) {
+            throw BugError("apt has no module streams (" + req.modules.front().spec() + ")");
+        }
         PackageTransaction t;
         t.requested = req.installs;
         t.removals = req.removals;

@@ -96,8 +96,8 @@ bool apt_repo_in_place(const StepContext& ctx, const System& sys, const std::str
         return false;
     }
     const auto files = apt_repo_files(repo_name);
-    const auto resolved =
-        resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch, ctx.facts.pkg_arch);
+    const auto resolved = resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
+                                       ctx.facts.pkg_arch, package_format(ctx.facts.os.family));
     return keyring_ok(sys, files.keyring, spec->second.key_fingerprint) &&
            file_matches(sys,
                         {files.source, deb822_source(resolved, files.keyring, ctx.profile.name)});
@@ -111,8 +111,8 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
         st.why = fmt::format("the profile defines no '{}' repository", repo_name);
         return st;
     }
-    const auto repo =
-        resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch, ctx.facts.pkg_arch);
+    const auto repo = resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
+                                   ctx.facts.pkg_arch, package_format(ctx.facts.os.family));
     // NVIDIA's repositories are flat (Suites: /): apt fetches URI + "InRelease" and
     // URI + "Packages" and keeps each under its mangled URI.
     const auto prefix = apt_list_name(repo.url);
@@ -189,15 +189,7 @@ void check_apt_repo(const StepContext& ctx, const System& sys, const std::string
         }
         // Key and source are right but apt never read them (a run killed before its
         // `apt-get update`), or its lists are stale: the refresh alone makes it so.
-        if (r.status == StepStatus::satisfied) {
-            r.status = StepStatus::pending;
-        }
-        if (r.reason.empty()) {
-            r.reason = lists.why;
-        }
-        r.changes.push_back(command_change(
-            make_package_manager(ctx.facts)->refresh_source(apt_repo_files(repo_name).source),
-            "refresh this repository's index only: " + lists.why));
+        plan_source_refresh(ctx, apt_repo_files(repo_name).source, lists.why, r);
         return;
     }
     const auto files = apt_repo_files(repo_name);

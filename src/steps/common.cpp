@@ -74,6 +74,18 @@ std::string year_month(std::chrono::system_clock::time_point when) {
     return fmt::format("{:04}-{:02}", tm.tm_year + 1900, tm.tm_mon + 1);
 }
 
+void plan_source_refresh(const StepContext& ctx, const std::string& source_file,
+                         const std::string& why, CheckResult& r) {
+    if (r.status == StepStatus::satisfied) {
+        r.status = StepStatus::pending;
+    }
+    if (r.reason.empty()) {
+        r.reason = why;
+    }
+    r.changes.push_back(command_change(make_package_manager(ctx.facts)->refresh_source(source_file),
+                                       "refresh this repository's index only: " + why));
+}
+
 std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx, CheckResult& r) {
     auto pm = make_package_manager(ctx.facts);
     if (!pm) {
@@ -106,7 +118,8 @@ bool all_installed(const System& sys, const PackageManager& pm,
                    VersionMatch match) {
     for (const auto& p : packages) {
         const auto v = pm.installed(sys, p);
-        if (!v || (match == VersionMatch::exact ? *v != version : !starts_with(*v, version))) {
+        if (!v ||
+            (match == VersionMatch::exact ? *v != version : !version_has_prefix(*v, version))) {
             return false;
         }
     }
@@ -174,8 +187,14 @@ void disable_unit(System& sys, std::string_view unit, std::string_view target) {
     sys.remove_file(wants_dir(target) + std::string(unit));
 }
 
-std::string cuda_dash(const std::string& version) {
-    return replace_all(version, ".", "-");
+const PackageNames* package_names_or_block(const StepContext& ctx, CheckResult& r) {
+    const auto* names = ctx.matrix.package_names(ctx.facts.os.family);
+    if (names == nullptr) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("gpuprov's version matrix names no packages for the '{}' family",
+                               ctx.facts.os.family);
+    }
+    return names;
 }
 
 void plan_repository_write(const StepContext& ctx, const System& sys, const std::string& repo_name,

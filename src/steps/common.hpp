@@ -39,6 +39,12 @@ void plan_repository_write(const StepContext& ctx, const System& sys, const std:
                            const std::function<ManagedFile(const RepoState&)>& config,
                            const std::string& refresh_why, CheckResult& r);
 
+/// Key and source are right but the package manager's own index of the repository is missing
+/// or stale (a run killed before its refresh, `dnf clean all`): plans the refresh of that one
+/// source alone, `why` naming the file.
+void plan_source_refresh(const StepContext& ctx, const std::string& source_file,
+                         const std::string& why, CheckResult& r);
+
 /// The package manager for this host, or nullptr; sets `r` blocked with the reason when none.
 [[nodiscard]] std::unique_ptr<PackageManager> package_manager_or_block(const StepContext& ctx,
                                                                        CheckResult& r);
@@ -63,7 +69,8 @@ enum class VersionMatch {
 void plan_installs(CheckResult& r, const System& sys, const PackageManager& pm,
                    const std::vector<PackagePin>& pins);
 
-/// The CUDA release as apt spells it in package names: "12.4" → "12-4".
-[[nodiscard]] std::string cuda_dash(const std::string& version);
+/// The package names of this host's family (the matrix's `packages`), or nullptr with `r`
+/// blocked.
+[[nodiscard]] const PackageNames* package_names_or_block(const StepContext& ctx, CheckResult& r);
 
 } // namespace gpuprov::steps

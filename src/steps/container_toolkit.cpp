@@ -12,10 +12,30 @@ namespace gpuprov::steps {
 
 namespace {
 
-// Installed together at one version, as the install guide pins them.
-const std::vector<std::string> kPackages{"nvidia-container-toolkit",
-                                         "nvidia-container-toolkit-base",
-                                         "libnvidia-container-tools", "libnvidia-container1"};
+/// NVIDIA's own repository must be the layout of this host's package family
+/// (stable/deb/$(ARCH) for apt, stable/rpm/$basearch for dnf): the other one has no index
+/// this package manager reads. Empty when it is, or when the URL is a mirror.
+std::string wrong_layout(const StepContext& ctx, const PackageNames& names) {
+    const auto spec = ctx.profile.repositories.find("container-toolkit");
+    if (spec == ctx.profile.repositories.end() ||
+        !Matrix::is_nvidia_container_repo(spec->second.url)) {
+        return {};
+    }
+    const auto url = resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
+                                  ctx.facts.pkg_arch, package_format(ctx.facts.os.family))
+                         .url;
+    const auto path = expand_package_name(
+        names.container_repo_path, {.arch = ctx.facts.repo_arch, .pkgarch = ctx.facts.pkg_arch});
+    if (url.size() >= path.size() &&
+        url.compare(url.size() - path.size(), path.size(), path) == 0) {
+        return {};
+    }
+    return fmt::format(
+        "repositories.container-toolkit.url is {} ({}), but NVIDIA publishes the "
+        "toolkit for {} at .../{} (gpuprov's version matrix); use "
+        "https://nvidia.github.io/libnvidia-container/stable/{{pkgformat}}/{{pkgarch}}/",
+        spec->second.url, url, ctx.facts.os.family == "rhel" ? "dnf" : "apt", path);
+}
 
 bool runtime_configured(const System& sys, const std::string& runtime) {
     if (runtime == "containerd") {
@@ -51,22 +71,33 @@ public:
         if (!pm) {
             return r;
         }
+        const auto* names = package_names_or_block(ctx, r);
+        if (names == nullptr) {
+            return r;
+        }
+        // Installed together at one version, as the install guide pins them.
+        const auto& packages = names->container_toolkit;
+        if (const auto why = wrong_layout(ctx, *names); !why.empty()) {
+            r.status = StepStatus::blocked;
+            r.reason = why;
+            return r;
+        }
         check_apt_repo(ctx, sys, "container-toolkit", r);
         if (r.status == StepStatus::blocked) {
             return r;
         }
-        if (!all_installed(sys, *pm, kPackages)) {
+        if (!all_installed(sys, *pm, packages)) {
             const auto* index = index_or_block(ctx, "container-toolkit", r);
             if (index == nullptr) {
                 return r;
             }
-            const auto* newest = index->newest(kPackages.front());
+            const auto* newest = index->newest(packages.front());
             if (newest == nullptr) {
                 r.status = StepStatus::blocked;
                 r.reason = "the container-toolkit repository has no nvidia-container-toolkit";
                 return r;
             }
-            const auto pins = pin_with_prefix(*index, kPackages, newest->version, r,
+            const auto pins = pin_with_prefix(*index, packages, newest->version, r,
                                               "container-toolkit", VersionMatch::exact);
             if (!pins) {
                 return r;

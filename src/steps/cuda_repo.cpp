@@ -1,5 +1,6 @@
 // cuda-repo: NVIDIA's CUDA apt repository with its pinned key (never apt-key).
 #include "apt_repo.hpp"
+#include "dnf_repo.hpp"
 #include "steps.hpp"
 
 namespace gpuprov::steps {
@@ -32,6 +33,9 @@ public:
 
     [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
                                                    const System& sys) const override {
+        if (ctx.facts.os.family == "rhel") {
+            return verify_dnf(ctx, sys);
+        }
         const auto files = apt_repo_files("cuda");
         const bool ok = apt_repo_in_place(ctx, sys, "cuda");
         std::vector<CheckOutcome> out{
@@ -53,6 +57,36 @@ public:
                              .expected = "apt's lists hold this source's InRelease and Packages",
                              .found = lists.current ? "current" : lists.why,
                              .fix = lists.current ? "" : "gpuprov apply PROFILE --only cuda-repo"});
+        }
+        return out;
+    }
+
+private:
+    /// The rhel family: the key and .repo file, then dnf's own metadata cache of the
+    /// repository (not apt's lists): what dnf installs from is what gpuprov verified.
+    static std::vector<CheckOutcome> verify_dnf(const StepContext& ctx, const System& sys) {
+        const auto files = dnf_repo_files("cuda");
+        const bool ok = dnf_repo_in_place(ctx, sys, "cuda");
+        std::vector<CheckOutcome> out{CheckOutcome{
+            .id = "cuda-repo.source",
+            .step = "cuda-repo",
+            .passed = ok,
+            .command = files.key + ", " + files.repo,
+            .expected = "key with the pinned fingerprint and a .repo with gpgcheck=1 and "
+                        "repo_gpgcheck=1",
+            .found = ok ? "in place" : "missing or different",
+            .fix = ok ? "" : "gpuprov apply PROFILE --only cuda-repo"}};
+        if (ok) {
+            const auto cache = dnf_cache_state(ctx, sys, "cuda");
+            out.push_back(CheckOutcome{
+                .id = "cuda-repo.index",
+                .step = "cuda-repo",
+                .passed = cache.current,
+                .command = cache.repomd,
+                .expected = "dnf's metadata cache holds this repository's signed repomd.xml, as "
+                            "new as the one gpuprov verified",
+                .found = cache.current ? "current" : cache.why,
+                .fix = cache.current ? "" : "gpuprov apply PROFILE --only cuda-repo"});
         }
         return out;
     }

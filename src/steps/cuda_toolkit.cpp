@@ -79,12 +79,16 @@ public:
                 r.changes.push_back(note(fit.note));
             }
         }
-        const auto package = "cuda-toolkit-" + cuda_dash(version);
+        const auto* names = package_names_or_block(ctx, r);
+        if (names == nullptr) {
+            return r;
+        }
+        const auto package = expand_package_name(names->cuda_toolkit, {.cuda = version});
         // cuda.version: 12.4.1 pins that update ("12.4.1-1"); 12.4 takes the newest.
         const auto& exact = ctx.profile.cuda->exact;
         const auto want_prefix = exact ? *exact + "-" : std::string();
         const auto installed = pm->installed(sys, package);
-        if (!installed || (exact && !starts_with(*installed, want_prefix))) {
+        if (!installed || (exact && !version_has_prefix(*installed, want_prefix))) {
             const auto* index = index_or_block(ctx, "cuda", r);
             if (index == nullptr) {
                 return r;

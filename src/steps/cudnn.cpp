@@ -17,6 +17,10 @@ struct CudnnChoice {
 };
 
 std::optional<CudnnChoice> choose(const StepContext& ctx, CheckResult& r) {
+    const auto* names = package_names_or_block(ctx, r);
+    if (names == nullptr) {
+        return std::nullopt;
+    }
     const auto& want = ctx.profile.cudnn->version;
     const auto cudnn = DottedVersion::parse(want);
     const auto cuda = DottedVersion::parse(ctx.profile.cuda->version);
@@ -35,13 +39,13 @@ std::optional<CudnnChoice> choose(const StepContext& ctx, CheckResult& r) {
         if (!fit.message.empty()) {
             r.changes.push_back(note(fit.message));
         }
-        const auto suffix = fmt::format("-cuda-{}", cuda->major());
         // "9" on CUDA 11.4-11.7: the cuda-11 packages of cuDNN 9.5 and later need 11.8, so the
         // newest minor that serves this release caps the pin.
         const auto prefix = fit.newest_minor && cudnn->parts.size() < 2
                                 ? fit.newest_minor->str() + "."
                                 : want + ".";
-        return CudnnChoice{{"libcudnn9" + suffix, "libcudnn9-dev" + suffix}, prefix};
+        return CudnnChoice{expand_package_names(names->cudnn9, {.cuda = ctx.profile.cuda->version}),
+                           prefix};
     }
     const auto build = ctx.matrix.cudnn8_for(*cudnn, *cuda);
     if (!build) {
@@ -49,8 +53,10 @@ std::optional<CudnnChoice> choose(const StepContext& ctx, CheckResult& r) {
         r.reason = fmt::format("no cuDNN {} build exists for CUDA {}", want, cuda->str());
         return std::nullopt;
     }
-    return CudnnChoice{{"libcudnn8", "libcudnn8-dev"},
-                       fmt::format("{}-1+cuda{}", build->first, build->second.str())};
+    // "8.9.7.29-1+cuda12.2" on apt, "8.9.7.29-1.cuda12.2" on dnf.
+    return CudnnChoice{
+        names->cudnn8.packages,
+        build->first + expand_package_name(names->cudnn8.release, {.cuda = build->second.str()})};
 }
 
 class Cudnn final : public Step {

@@ -37,8 +37,9 @@ public:
     [[nodiscard]] std::string_view name() const override { return "dnf"; }
 
     [[nodiscard]] Command install(const std::vector<PackagePin>& pins,
-                                  const std::vector<std::string>& removals) const override {
-        if (removals.empty()) {
+                                  const std::vector<std::string>& removals,
+                                  const std::vector<ModuleStream>& modules) const override {
+        if (removals.empty() && modules.empty()) {
             // `dnf install` of an exact NEVR installs, upgrades or downgrades to it.
             std::vector<std::string> argv{"dnf", "install", "-y"};
             for (const auto& p : pins) {
@@ -47,9 +48,27 @@ public:
             }
             return transaction(std::move(argv), std::nullopt);
         }
-        // Installs and removals in one transaction: dnf 4 has no argv form for that; its shell
-        // runs a script of install/remove commands as one transaction on `run`.
-        return transaction({"dnf", "shell", "-y"}, script(pins, removals));
+        // Installs, removals and module streams in one transaction: dnf 4 has no argv form for
+        // that; its shell runs a script of module/install/remove commands as one transaction
+        // on `run` (real output: tests/fixtures/cmd/dnf/shell-module-enable-install.txt).
+        return transaction({"dnf", "shell", "-y"}, script(pins, removals, modules));
+    }
+
+    void check_install(const Command& cmd, const CommandResult& result) const override {
+        if (cmd.argv.size() < 2 || cmd.argv[1] != "shell") {
+            return; // `dnf install` fails with its exit status
+        }
+        // Real dnf 4.14: a shell whose `module enable` or `install` was refused still exits 0,
+        // with "Error: ..." on stderr and nothing done (tests/fixtures/cmd/dnf/lab/).
+        for (const auto* text : {&result.err, &result.out}) {
+            for (const auto& line : lines(*text)) {
+                if (starts_with(trim(line), "Error:")) {
+                    throw CommandError(
+                        fmt::format("`{}` exited 0 but dnf refused:\n{}", display_argv(cmd.argv),
+                                    tail_lines(result.err.empty() ? result.out : result.err, 8)));
+                }
+            }
+        }
     }
 
     [[nodiscard]] PackageTransaction simulate(System& sys,
@@ -57,6 +76,7 @@ public:
         PackageTransaction t;
         t.requested = req.installs;
         t.removals = req.removals;
+        t.modules = req.modules;
         // --assumeno: dnf resolves, prints its table and answers "no"; nothing changes and no
         // rpm lock is taken. Its exit status is 1 on that path, so success is read from the
         // output instead.
@@ -66,7 +86,7 @@ public:
             argv.insert(argv.end(), view.begin(), view.end());
         }
         std::optional<std::string> stdin_data;
-        if (req.removals.empty()) {
+        if (req.removals.empty() && req.modules.empty()) {
             argv.push_back("install");
             for (const auto& p : req.installs) {
                 check_spec(dnf_spec(p));
@@ -74,7 +94,7 @@ public:
             }
         } else {
             argv.push_back("shell");
-            stdin_data = script(req.installs, req.removals);
+            stdin_data = script(req.installs, req.removals, req.modules);
         }
         t.simulated_with = display_argv(argv);
         const auto r = sys.query(
@@ -85,6 +105,7 @@ public:
             return t;
         }
         t.actions = parse_dnf_transaction(r.out);
+        t.module_changes = parse_dnf_module_changes(r.out);
         // dnf's table names the new version only; the old one is the rpm database's.
         const auto& db = rpm_database(sys);
         for (auto& a : t.actions) {
@@ -162,8 +183,17 @@ public:
 
 private:
     static std::string script(const std::vector<PackagePin>& pins,
-                              const std::vector<std::string>& removals) {
+                              const std::vector<std::string>& removals,
+                              const std::vector<ModuleStream>& modules) {
         std::string s;
+        for (const auto& m : modules) {
+            check_spec(m.spec());
+            // dnf refuses to enable a second stream of a module ("It is not possible to switch
+            // enabled streams of a module unless explicitly enabled", and a `module reset` in
+            // the same shell does not count: tests/fixtures/cmd/dnf/error-stream-switch.txt);
+            // switch-to moves the installed packages of the module with it.
+            s += (m.switch_from_other ? "module switch-to " : "module enable ") + m.spec() + "\n";
+        }
         if (!pins.empty()) {
             s += "install";
             for (const auto& p : pins) {
@@ -184,16 +214,26 @@ private:
     }
 
     /// Why dnf refused, or empty when it resolved. "Operation aborted." is --assumeno's own
-    /// answer; any other "Error:" line, or no table and no "Nothing to do", is a refusal.
+    /// answer; any other "Error:" line, a dependency "Problem" or a "Skipping packages" group
+    /// (dnf leaving out what it cannot install, without best=True:
+    /// tests/fixtures/cmd/dnf/shell-switch-to-skipped-conflicts.txt), or no table and no
+    /// "Nothing to do", is a refusal.
     static std::string refusal(const CommandResult& r) {
         if (r.timed_out || r.not_found || r.interrupted) {
             return r.not_found ? "dnf is not installed" : "dnf did not finish";
         }
         for (const auto* text : {&r.out, &r.err}) {
-            for (const auto& line : lines(*text)) {
-                const auto t = trim(line);
-                if (starts_with(t, "Error:") && t != "Error: Operation aborted.") {
-                    return tail_lines(r.err.empty() ? r.out : r.err, 12);
+            const auto all = lines(*text);
+            for (std::size_t i = 0; i < all.size(); ++i) {
+                const auto t = trim(all[i]);
+                if ((starts_with(t, "Error:") && t != "Error: Operation aborted.") ||
+                    starts_with(t, "Skipping packages") || starts_with(t, "Problem ") ||
+                    starts_with(t, "Problem:")) {
+                    // What dnf said, from its first complaint on.
+                    const std::vector<std::string> said(
+                        all.begin() + static_cast<std::ptrdiff_t>(i),
+                        all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + 12)));
+                    return join(said, "\n");
                 }
             }
         }

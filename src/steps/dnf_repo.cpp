@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/package_manager.hpp>
+#include <gpuprov/strings.hpp>
 
 namespace gpuprov::steps {
 
@@ -33,7 +34,7 @@ std::optional<ResolvedRepo> resolved(const StepContext& ctx, const std::string& 
         return std::nullopt;
     }
     return resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
-                        ctx.facts.pkg_arch);
+                        ctx.facts.pkg_arch, package_format(ctx.facts.os.family));
 }
 
 bool key_ok(const System& sys, const std::string& path, const std::string& fingerprint) {
@@ -45,7 +46,59 @@ bool key_ok(const System& sys, const std::string& path, const std::string& finge
     return parsed.key && parsed.key->fingerprint == fingerprint;
 }
 
+/// dnf.conf's cachedir (dnf.conf(5); default /var/cache/dnf for root).
+std::string dnf_cachedir(const System& sys) {
+    if (const auto conf = sys.read_file("/etc/dnf/dnf.conf")) {
+        for (const auto& raw : lines(*conf)) {
+            const auto line = trim(raw);
+            if (starts_with(line, "cachedir")) {
+                const auto eq = line.find('=');
+                if (eq != std::string_view::npos && trim(line.substr(0, eq)) == "cachedir") {
+                    return std::string(trim(line.substr(eq + 1)));
+                }
+            }
+        }
+    }
+    return "/var/cache/dnf";
+}
+
 } // namespace
+
+DnfCacheState dnf_cache_state(const StepContext& ctx, const System& sys,
+                              const std::string& repo_name) {
+    DnfCacheState st;
+    const auto repo = resolved(ctx, repo_name);
+    if (!repo) {
+        st.why = fmt::format("the profile defines no '{}' repository", repo_name);
+        return st;
+    }
+    const auto files = dnf_repo_files(repo_name);
+    st.repomd =
+        dnf_cachedir(sys) + "/" + dnf_cache_dir_name(files.id, repo->url) + "/repodata/repomd.xml";
+    const auto have = sys.read_file(st.repomd);
+    if (!have) {
+        st.why = "dnf has no metadata for this repository yet (no " + st.repomd + ")";
+        return st;
+    }
+    const auto known = ctx.repos.known_inrelease(repo_name);
+    if (!known || *known == *have) {
+        // Nothing newer is known without a download: dnf's own verified copy stands.
+        st.current = true;
+        return st;
+    }
+    const auto have_rev = repomd_revision(*have);
+    const auto want_rev = repomd_revision(*known);
+    if (have_rev && want_rev && *have_rev >= *want_rev) {
+        st.current = true;
+        return st;
+    }
+    st.why = have_rev && want_rev
+                 ? fmt::format("dnf's {} (revision {}) is older than the repomd.xml gpuprov "
+                               "verified (revision {})",
+                               st.repomd, *have_rev, *want_rev)
+                 : fmt::format("dnf's {} differs from the repomd.xml gpuprov verified", st.repomd);
+    return st;
+}
 
 bool dnf_repo_in_place(const StepContext& ctx, const System& sys, const std::string& repo_name) {
     const auto repo = resolved(ctx, repo_name);
@@ -60,10 +113,17 @@ bool dnf_repo_in_place(const StepContext& ctx, const System& sys, const std::str
 
 void check_dnf_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
                     CheckResult& r) {
+    const auto files = dnf_repo_files(repo_name);
     if (dnf_repo_in_place(ctx, sys, repo_name)) {
+        const auto cache = dnf_cache_state(ctx, sys, repo_name);
+        if (cache.current) {
+            return;
+        }
+        // Key and .repo are right but dnf never read them (a run killed before its makecache,
+        // or `dnf clean all`): the refresh alone makes it so.
+        plan_source_refresh(ctx, files.repo, cache.why, r);
         return;
     }
-    const auto files = dnf_repo_files(repo_name);
     plan_repository_write(
         ctx, sys, repo_name, files.key,
         [&](const RepoState& state) {
@@ -75,6 +135,10 @@ void check_dnf_repo(const StepContext& ctx, const System& sys, const std::string
 
 void apply_dnf_repo(const StepContext& ctx, System& sys, const std::string& repo_name) {
     if (dnf_repo_in_place(ctx, sys, repo_name)) {
+        if (!dnf_cache_state(ctx, sys, repo_name).current) {
+            run_checked(sys, make_package_manager(ctx.facts)->refresh_source(
+                                 dnf_repo_files(repo_name).repo));
+        }
         return;
     }
     const auto& state = ctx.repos.repo(repo_name);

@@ -19,6 +19,17 @@ struct DnfRepoFiles {
                                         const std::string& key_path,
                                         const std::string& profile_name);
 
+/// Whether dnf's metadata cache holds this repository as gpuprov knows it: the repomd.xml under
+/// <cachedir>/<id>-<hash>/repodata/ (dnf_cache_dir_name) at least as new (its <revision>) as
+/// the one gpuprov verified, or byte-identical when either has none. Reads files only.
+struct DnfCacheState {
+    bool current = false;
+    std::string why;    ///< when not current: what is missing or stale, naming the file
+    std::string repomd; ///< the file dnf keeps this repository's repomd.xml in
+};
+[[nodiscard]] DnfCacheState dnf_cache_state(const StepContext& ctx, const System& sys,
+                                            const std::string& repo_name);
+
 /// Key and .repo file in place with the pinned fingerprint and this profile's URL.
 [[nodiscard]] bool dnf_repo_in_place(const StepContext& ctx, const System& sys,
                                      const std::string& repo_name);

@@ -88,4 +88,28 @@ std::vector<PackageAction> parse_dnf_transaction(std::string_view output) {
     return out;
 }
 
+std::vector<std::string> parse_dnf_module_changes(std::string_view output) {
+    // dnf/cli/output.py: "Enabling module streams:" rows are "name stream", "Switching module
+    // streams:" rows "name old -> new", "Resetting modules:"/"Disabling modules:" rows "name".
+    std::vector<std::string> out;
+    std::string verb;
+    for (const auto& raw : lines(output)) {
+        std::string_view line = raw;
+        if (line.empty() || line.front() != ' ') {
+            const auto t = trim(line);
+            verb = t == "Enabling module streams:"    ? "enable"
+                   : t == "Switching module streams:" ? "switch"
+                   : t == "Resetting modules:"        ? "reset"
+                   : t == "Disabling modules:"        ? "disable"
+                                                      : "";
+            continue;
+        }
+        const auto f = fields(line);
+        if (!verb.empty() && !f.empty()) {
+            out.push_back(verb + " " + join(f, " "));
+        }
+    }
+    return out;
+}
+
 } // namespace gpuprov

@@ -1,6 +1,7 @@
 // driver: the branch's packages from NVIDIA's repository, held against unattended upgrades,
 // loaded now or after the reboot that nouveau forces.
 #include "common.hpp"
+#include "driver_rpm.hpp"
 #include "steps.hpp"
 
 #include <algorithm>
@@ -43,6 +44,17 @@ std::vector<std::string> all_packages(const DriverPackages& p) {
     return all;
 }
 
+/// The driver's top-level packages on this host's family: the module stream's packages on the
+/// rhel family (driver_rpm.hpp), NVIDIA's apt names elsewhere.
+std::vector<std::string> root_packages(const StepContext& ctx) {
+    if (ctx.facts.os.family == "rhel") {
+        CheckResult ignored;
+        const auto drv = rpm_driver(ctx, ignored);
+        return drv ? drv->packages : std::vector<std::string>{};
+    }
+    return all_packages(packages_for(*ctx.profile.driver, ctx.facts));
+}
+
 /// Installed packages of the driver's closure: the top-level packages and every driver package
 /// they pull in (nvidia-driver-<b>, libnvidia-*, ...). Holding only the meta package would let
 /// apt move the rest, since NVIDIA's cuda-drivers-<b> depends with `>=`.
@@ -65,6 +77,9 @@ std::vector<std::string> installed_closure(const System& sys, const PackageManag
 /// never upgraded in place, so holding it alone stops nothing.
 std::vector<std::string> kernel_packages(const HostFacts& facts, const System& sys,
                                          const PackageManager& pm) {
+    if (facts.os.family == "rhel") {
+        return rpm_kernel_packages(sys, pm);
+    }
     const auto names = pm.installed_names(sys);
     const auto installed = [&](const std::string& n) {
         return std::binary_search(names.begin(), names.end(), n);
@@ -178,6 +193,9 @@ public:
             !lifecycle.empty()) {
             r.changes.push_back(note("driver branch " + lifecycle));
         }
+        if (ctx.facts.os.family == "rhel") {
+            return check_rpm(ctx, sys, *pm, r);
+        }
         const auto pkgs = packages_for(d, ctx.facts);
         // driver.version pins one driver ("550.90.07-1"); else the newest in the branch.
         const auto prefix = d.version ? *d.version + "-" : d.branch + ".";
@@ -233,7 +251,7 @@ public:
         }
         const auto& d = *ctx.profile.driver;
         const auto pm = make_package_manager(ctx.facts);
-        const auto pkgs = all_packages(packages_for(d, ctx.facts));
+        const auto pkgs = root_packages(ctx);
         if (const auto unheld = driver_unheld(d, sys, *pm, pkgs); !unheld.empty()) {
             run_checked(sys, pm->hold(unheld));
         }
@@ -300,6 +318,32 @@ public:
 
 private:
     std::string m_modprobe; ///< modprobe's stderr from the last failed load
+
+    /// The rhel family: the module stream and its packages (driver_rpm.hpp), then the same
+    /// holds and loaded-module judgement as on apt.
+    static CheckResult check_rpm(const StepContext& ctx, const System& sys,
+                                 const PackageManager& pm, CheckResult r) {
+        const auto drv = rpm_driver(ctx, r);
+        if (!drv) {
+            return r;
+        }
+        check_rpm_driver(ctx, sys, pm, *drv, r);
+        if (r.status == StepStatus::blocked) {
+            return r;
+        }
+        if (!r.installs.empty()) {
+            r.hold_installs = ctx.profile.driver->hold;
+            if (ctx.facts.nouveau_loaded) {
+                r.changes.push_back(note("nouveau is loaded: the driver loads after a reboot"));
+            }
+        }
+        add_hold_changes(ctx, sys, pm, drv->packages, r);
+        if (r.status == StepStatus::satisfied && !loaded_ok(ctx)) {
+            r.status = StepStatus::reboot_required;
+            r.reason = not_loaded_reason(ctx);
+        }
+        return r;
+    }
 
     static void plan_branch_change(const System& sys, const PackageManager& pm,
                                    const std::string& branch, CheckResult& r) {

@@ -1,5 +1,6 @@
 // fabric-manager: NVSwitch systems (HGX/DGX) need nvidia-fabricmanager of exactly the driver's
 // version, or CUDA sees no GPUs (NVIDIA fabric manager user guide; yum-packaging-fabric-manager).
+#include "driver_rpm.hpp"
 #include "packages_step.hpp"
 #include "steps.hpp"
 
@@ -35,22 +36,42 @@ public:
         if (!pm) {
             return r;
         }
-        const auto& branch = ctx.profile.driver->branch;
-        const auto package = "cuda-drivers-fabricmanager-" + branch;
-        // Must equal the driver's version exactly: follow the installed driver when there is one.
-        const auto driver_version = pm->installed(sys, "cuda-drivers-" + branch);
-        const auto prefix = driver_version.value_or(branch + ".");
-        const auto match = driver_version ? VersionMatch::exact : VersionMatch::prefix;
-        if (!all_installed(sys, *pm, {package}, prefix, match)) {
+        const auto* names = package_names_or_block(ctx, r);
+        if (names == nullptr) {
+            return r;
+        }
+        const PackageVars vars{.branch = ctx.profile.driver->branch};
+        const auto packages = expand_package_names(names->fabric_manager, vars);
+        // Must equal the driver's version exactly: follow the installed driver when there is
+        // one. An rpm's epoch and release belong to its own packaging, so on dnf the upstream
+        // version is what must agree (nvidia-driver 3:580.95.05-1.el9 ~ 580.95.05-1).
+        const auto driver_version =
+            pm->installed(sys, expand_package_name(names->fabric_manager_version_from, vars));
+        auto prefix = ctx.profile.driver->branch + ".";
+        auto match = VersionMatch::prefix;
+        if (driver_version) {
+            prefix = names->fabric_manager_exact ? *driver_version
+                                                 : upstream_version(*driver_version) + "-";
+            match = names->fabric_manager_exact ? VersionMatch::exact : VersionMatch::prefix;
+        }
+        if (!all_installed(sys, *pm, packages, prefix, match)) {
             const auto* index = index_or_block(ctx, "cuda", r);
             if (index == nullptr) {
                 return r;
             }
-            const auto pins = pin_with_prefix(*index, {package}, prefix, r, "CUDA", match);
+            const auto pins = pin_with_prefix(*index, packages, prefix, r, "CUDA", match);
             if (!pins) {
                 return r;
             }
             plan_installs(r, sys, *pm, *pins);
+            // On dnf they are the nvidia-driver module's (its /fm profile): the driver's stream
+            // has to be on for dnf to see them.
+            if (ctx.facts.os.family == "rhel" && !r.installs.empty()) {
+                const auto drv = rpm_driver(ctx, r);
+                if (const auto m = drv ? stream_to_enable(ctx, *drv) : std::nullopt) {
+                    r.modules.push_back(*m);
+                }
+            }
         }
         require_unit(sys, kUnit, r);
         return r;

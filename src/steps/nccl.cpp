@@ -1,5 +1,6 @@
-// nccl: libnccl2/libnccl-dev built for exactly the profile's CUDA; an unpinned install can pick
-// the +cuda build of a newer release and break the toolkit it was meant for.
+// nccl: NCCL (libnccl2/libnccl-dev, libnccl/libnccl-devel on rpm) built for exactly the profile's
+// CUDA; an unpinned install can pick the +cuda build of a newer release and break the toolkit it
+// was meant for.
 #include "packages_step.hpp"
 #include "steps.hpp"
 
@@ -10,8 +11,6 @@
 namespace gpuprov::steps {
 
 namespace {
-
-const std::vector<std::string> kPackages{"libnccl2", "libnccl-dev"};
 
 bool ends_with(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -35,9 +34,16 @@ public:
         if (!pm) {
             return r;
         }
-        const auto suffix = "+cuda" + ctx.profile.cuda->version;
+        // libnccl2/libnccl-dev on apt, libnccl/libnccl-devel on dnf; "+cuda12.4" on both.
+        const auto* names = package_names_or_block(ctx, r);
+        if (names == nullptr) {
+            return r;
+        }
+        const PackageVars vars{.cuda = ctx.profile.cuda->version};
+        const auto packages = expand_package_names(names->nccl.packages, vars);
+        const auto suffix = expand_package_name(names->nccl.release, vars);
         bool installed = true;
-        for (const auto& p : kPackages) {
+        for (const auto& p : packages) {
             const auto v = pm->installed(sys, p);
             installed = installed && v && ends_with(*v, suffix);
         }
@@ -49,7 +55,7 @@ public:
             return r;
         }
         std::vector<PackagePin> pins;
-        for (const auto& p : kPackages) {
+        for (const auto& p : packages) {
             const PackageRecord* pick = nullptr;
             for (const auto* rec : index->versions(p)) {
                 if (ends_with(rec->version, suffix)) {

@@ -100,10 +100,14 @@ bool kernel_build_ready(const HostFacts& f) {
 /// kernel-headers-$(uname -r)`,
 /// https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/); Debian/Ubuntu:
 /// linux-headers-$(uname -r).
-std::vector<PackagePin> kernel_build_packages(const HostFacts& f) {
-    if (f.os.family == "rhel") {
-        return {PackagePin{.name = "kernel-devel-" + f.kernel},
-                PackagePin{.name = "kernel-headers-" + f.kernel}};
+/// The rpm names come from the version matrix (packages.rhel.driver.kernel_packages).
+std::vector<PackagePin> kernel_build_packages(const HostFacts& f, const Matrix& matrix) {
+    if (const auto* names = matrix.package_names(f.os.family); names && names->driver) {
+        std::vector<PackagePin> out;
+        for (const auto& n : names->driver->kernel_packages) {
+            out.push_back(PackagePin{.name = n + "-" + f.kernel});
+        }
+        return out;
     }
     return {PackagePin{.name = "linux-headers-" + f.kernel}};
 }
@@ -185,7 +189,7 @@ public:
                 return r;
             }
             // Headers come from the distribution's own archive, so no NVIDIA pin.
-            plan_installs(r, sys, *pm, kernel_build_packages(f));
+            plan_installs(r, sys, *pm, kernel_build_packages(f, ctx.matrix));
             r.reason = fmt::format("kernel headers for {} are needed to build the driver module",
                                    f.kernel);
         }

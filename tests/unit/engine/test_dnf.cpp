@@ -65,6 +65,32 @@ TEST(DnfTable, NothingOutsideTheTable) {
         parse_dnf_transaction("Enabling module streams:\n nvidia-driver    580-open\n\n").empty());
 }
 
+TEST(DnfTable, ModuleStreamRowsFromRealOutput) {
+    const auto enable = read_fixture("cmd/dnf/shell-module-enable-install.txt");
+    EXPECT_EQ(parse_dnf_module_changes(enable),
+              (std::vector<std::string>{"enable nvidia-driver 580-dkms"}));
+    const auto a = parse_dnf_transaction(enable);
+    ASSERT_EQ(a.size(), 7u); // the module row is not a package
+    EXPECT_EQ(a[0], act(Kind::install, "kmod-nvidia-latest-dkms", "", "3:580.95.05-1.el9"));
+    EXPECT_EQ(a[3], act(Kind::install, "dkms", "", "3.2.1-1.el9"));
+
+    const auto sw = read_fixture("cmd/dnf/shell-switch-to-upgrade.txt");
+    EXPECT_EQ(parse_dnf_module_changes(sw),
+              (std::vector<std::string>{"switch nvidia-driver 570-open -> 580-open"}));
+    EXPECT_EQ(parse_dnf_transaction(sw).size(), 7u);
+
+    const auto flavor = read_fixture("cmd/dnf/shell-switch-to-flavor-change.txt");
+    EXPECT_EQ(parse_dnf_module_changes(flavor),
+              (std::vector<std::string>{"switch nvidia-driver 570-open -> 580-dkms"}));
+    const auto f = parse_dnf_transaction(flavor);
+    ASSERT_EQ(f.size(), 8u);
+    EXPECT_EQ(f[0], act(Kind::install, "kmod-nvidia-latest-dkms", "", "3:580.95.05-1.el9"));
+    EXPECT_EQ(f[7], act(Kind::remove, "nvidia-open", "3:570.195.03-1.el9", ""));
+    // `dnf module list` is no transaction.
+    EXPECT_TRUE(
+        parse_dnf_transaction(read_fixture("cmd/dnf/module-list-570-open-enabled.txt")).empty());
+}
+
 class DnfTest : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -97,6 +123,65 @@ TEST_F(DnfTest, InstallAndRemoveInOneTransactionThroughDnfShell) {
     // A spec cannot smuggle a second shell command.
     EXPECT_THROW((void)dnf->install({{"a", "1\nremove kernel"}}, {"b"}), Error);
     EXPECT_THROW((void)dnf->install({{"a b", ""}}), Error);
+}
+
+TEST_F(DnfTest, ModuleStreamsOpenTheShellScriptOfTheOneTransaction) {
+    const ModuleStream open{.module = "nvidia-driver", .stream = "580-open"};
+    const auto cmd = dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}, {}, {open});
+    EXPECT_EQ(cmd.argv, (std::vector<std::string>{"dnf", "shell", "-y"}));
+    EXPECT_EQ(cmd.stdin_data, "module enable nvidia-driver:580-open\n"
+                              "install nvidia-open-3:580.95.05-1.el9\nrun\n");
+    // Another stream enabled: a plain enable is refused by dnf (error-stream-switch.txt).
+    auto sw = open;
+    sw.switch_from_other = true;
+    EXPECT_EQ(
+        dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}, {"kmod-nvidia-latest-dkms"}, {sw})
+            .stdin_data,
+        "module switch-to nvidia-driver:580-open\ninstall nvidia-open-3:580.95.05-1.el9\n"
+        "remove kmod-nvidia-latest-dkms\nrun\n");
+    EXPECT_THROW((void)dnf->install({}, {}, {{.module = "nvidia-driver", .stream = "580\nrun"}}),
+                 Error);
+    // apt has no module streams: asking it for one is a bug, never a silent drop.
+    HostFacts debian;
+    debian.os.family = "debian";
+    debian.os.repo_slug = "debian12";
+    EXPECT_THROW((void)make_package_manager(debian)->install({}, {}, {open}), BugError);
+}
+
+TEST_F(DnfTest, AShellThatExitsZeroAfterARefusalIsAFailedTransaction) {
+    const auto cmd = dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}, {},
+                                  {{.module = "nvidia-driver", .stream = "580-open"}});
+    // Real dnf 4.14 exits 0 here, with the refusal on stderr.
+    EXPECT_THROW(dnf->check_install(
+                     cmd, CommandResult{.exit_code = 0,
+                                        .out = "> Leaving Shell\n",
+                                        .err = read_fixture("cmd/dnf/error-stream-switch.txt")}),
+                 CommandError);
+    EXPECT_NO_THROW(dnf->check_install(cmd, CommandResult{.out = "Complete!\n"}));
+}
+
+TEST_F(DnfTest, SimulationRefusesSkippedPackagesAndAStreamItWillNotSwitch) {
+    // dnf prints a summary yet leaves the conflicting kmod out: not the transaction asked for.
+    sys.on_command_prefix({"dnf", "--assumeno", "shell"}, [](const Command&) {
+        return CommandResult{.out = read_fixture("cmd/dnf/shell-switch-to-skipped-conflicts.txt"),
+                             .err = "Error: Operation aborted.\n"};
+    });
+    const ModuleStream dkms{
+        .module = "nvidia-driver", .stream = "580-dkms", .switch_from_other = true};
+    const auto skipped = dnf->simulate(
+        sys, {.installs = {{"kmod-nvidia-latest-dkms", "3:580.95.05-1.el9"}}, .modules = {dkms}});
+    EXPECT_NE(skipped.error.find("Problem"), std::string::npos) << skipped.error;
+
+    FakeSystem other;
+    other.on_command_prefix({"dnf", "--assumeno", "shell"}, [](const Command&) {
+        return CommandResult{.out = read_fixture("cmd/dnf/shell-enable-other-stream.txt"),
+                             .err = read_fixture("cmd/dnf/error-stream-switch.txt")};
+    });
+    const auto refused =
+        dnf->simulate(other, {.installs = {{"nvidia-open", "3:580.95.05-1.el9"}},
+                              .modules = {{.module = "nvidia-driver", .stream = "580-open"}}});
+    EXPECT_NE(refused.error.find("not possible to switch enabled streams"), std::string::npos)
+        << refused.error;
 }
 
 TEST_F(DnfTest, SimulationIsDnfsOwnResolutionWithOldVersionsFromRpm) {

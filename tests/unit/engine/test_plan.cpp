@@ -17,7 +17,7 @@ public:
         for (const std::string name : {"cuda", "container-toolkit"}) {
             RepoState s;
             s.repo = resolve_repo(profile.repositories.at(name), facts.os.repo_slug,
-                                  facts.repo_arch, facts.pkg_arch);
+                                  facts.repo_arch, facts.pkg_arch, package_format(facts.os.family));
             s.index =
                 PackageIndex(parse_packages_file(read_fixture("engine/" + name + "/Packages")));
             s.key = key.key;

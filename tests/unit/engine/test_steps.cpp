@@ -311,7 +311,17 @@ TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
     EXPECT_EQ(run.ctx().repos.repo("cuda").index->newest("nvidia-open")->version,
               "3:580.95.05-1.el9");
 
-    host.sys.on_command({"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"}, {});
+    // Real makecache leaves the repository's metadata in dnf's cache, which verify and the next
+    // check compare with what gpuprov verified.
+    const auto dnf_repomd =
+        "/var/cache/dnf/" +
+        dnf_cache_dir_name("gpuprov-cuda", "https://mirror.test/cuda/rhel9/x86_64/") +
+        "/repodata/repomd.xml";
+    host.sys.on_command_prefix(
+        {"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"}, [&](const Command&) {
+            host.sys.add_file(dnf_repomd, read_fixture("repo/rpm/repomd.xml"));
+            return CommandResult{};
+        });
     run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare);
     const auto repo = host.sys.file("/etc/yum.repos.d/gpuprov-cuda.repo").value_or("");
     EXPECT_TRUE(contains(repo, "[gpuprov-cuda]\n")) << repo;
@@ -324,6 +334,29 @@ TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
     EXPECT_EQ(key.key->fingerprint, fingerprint());
     EXPECT_FALSE(host.sys.exists("/etc/apt/sources.list.d/gpuprov-cuda.sources"));
     EXPECT_EQ(run.check("cuda-repo").status, StepStatus::satisfied);
+    // verify judges dnf's cache of the repository, not apt's lists.
+    const auto outcomes = run.step("cuda-repo").verify(run.ctx(), host.sys);
+    ASSERT_EQ(outcomes.size(), 2u);
+    EXPECT_TRUE(outcomes[1].passed) << outcomes[1].found;
+    EXPECT_EQ(outcomes[1].command, dnf_repomd);
+
+    // `dnf clean all` empties the cache: verify says so and the check plans the refresh alone.
+    host.sys.remove_file(dnf_repomd);
+    const auto stale = run.step("cuda-repo").verify(run.ctx(), host.sys);
+    EXPECT_FALSE(stale[1].passed);
+    EXPECT_TRUE(contains(stale[1].found, "dnf has no metadata")) << stale[1].found;
+    const auto again = run.check("cuda-repo");
+    EXPECT_EQ(again.status, StepStatus::pending);
+    EXPECT_EQ(enginetest::targets(again, Change::Kind::command),
+              Strings{"dnf makecache --refresh --repo gpuprov-cuda"});
+    EXPECT_EQ(again.changes.size(), 1u);
+    // An older repomd in dnf's cache than the one gpuprov verified is stale too.
+    auto older = read_fixture("repo/rpm/repomd.xml");
+    const auto rev = older.find("<revision>");
+    ASSERT_NE(rev, std::string::npos);
+    older.replace(rev + 10, 1, "0");
+    host.sys.add_file(dnf_repomd, older);
+    EXPECT_FALSE(run.step("cuda-repo").verify(run.ctx(), host.sys)[1].passed);
 }
 
 TEST_F(Steps, CudaRepoOnElPutsBothFilesBackWhenTheRefreshFails) {

@@ -489,4 +489,63 @@ TEST(MatrixParse, BadFingerprintIsRefused) {
 }
 
 } // namespace
+// ---- package names per family (the data file's `packages`) ----
+
+TEST(MatrixPackages, RpmNamesAndTheDriversModuleStreamsFromTheDataFile) {
+    const auto& m = Matrix::builtin();
+    const auto* rhel = m.package_names("rhel");
+    ASSERT_NE(rhel, nullptr);
+    ASSERT_TRUE(rhel->driver);
+    const PackageVars v{.branch = "580", .cuda = "12.4", .arch = "x86_64", .pkgarch = "x86_64"};
+    EXPECT_EQ(expand_package_name(rhel->driver->streams.at("open"), v), "580-open");
+    EXPECT_EQ(expand_package_name(rhel->driver->streams.at("proprietary"), v), "580-dkms");
+    EXPECT_EQ(rhel->driver->packages.at("open"),
+              (std::vector<std::string>{"nvidia-open", "kmod-nvidia-open-dkms"}));
+    EXPECT_EQ(expand_package_names(rhel->nccl.packages, v),
+              (std::vector<std::string>{"libnccl", "libnccl-devel"}));
+    EXPECT_EQ(expand_package_name(rhel->nccl.release, v), "+cuda12.4");
+    EXPECT_EQ(expand_package_name(rhel->cudnn8.release, v), "-1.cuda12.4");
+    EXPECT_EQ(expand_package_names(rhel->cudnn9, v),
+              (std::vector<std::string>{"libcudnn9-cuda-12", "libcudnn9-devel-cuda-12"}));
+    EXPECT_EQ(expand_package_name(rhel->cuda_toolkit, v), "cuda-toolkit-12-4");
+    EXPECT_EQ(
+        expand_package_names(rhel->fabric_manager, v),
+        (std::vector<std::string>{"nvidia-fabricmanager-580", "cuda-drivers-fabricmanager-580"}));
+    EXPECT_FALSE(rhel->fabric_manager_exact);
+    EXPECT_EQ(expand_package_name(rhel->container_repo_path, v), "stable/rpm/x86_64/");
+    const auto* deb = m.package_names("debian");
+    ASSERT_NE(deb, nullptr);
+    EXPECT_FALSE(deb->driver); // apt's driver names stay with the driver step
+    EXPECT_EQ(expand_package_names(deb->cudnn9, v),
+              (std::vector<std::string>{"libcudnn9-cuda-12", "libcudnn9-dev-cuda-12"}));
+    EXPECT_EQ(expand_package_name(deb->cudnn8.release, v), "-1+cuda12.4");
+    EXPECT_EQ(m.package_names("suse"), nullptr);
+}
+
+TEST(MatrixPackages, BadEntriesNameTheLineAndTheRule) {
+    const std::string names = R"(packages:
+  rhel:
+    cuda_toolkit: "cuda-toolkit-{cuda_dash}"
+    cudnn9: [libcudnn9-cuda-12]
+    cudnn8: {packages: [libcudnn8], release: "-1.cuda{cuda}"}
+    nccl: {packages: [libnccl], release: "+cuda{cuda}"}
+    fabric_manager: {packages: ["nvidia-fabricmanager-{branch}"], version_from: nvidia-driver, version_match: upstream}
+    container_toolkit: {packages: [nvidia-container-toolkit], repo_path: "stable/rpm/{arch}/"}
+)";
+    EXPECT_NO_THROW((void)Matrix::parse(k_small + names, "test.yaml"));
+    const auto release = parse_error(k_small + replaced(names, "+cuda{cuda}", "+cuda"));
+    EXPECT_NE(std::string(release.what()).find("must contain {cuda}"), std::string::npos)
+        << release.what();
+    const auto match =
+        parse_error(k_small + replaced(names, "version_match: upstream", "version_match: roughly"));
+    EXPECT_NE(std::string(match.what()).find("exact or upstream"), std::string::npos)
+        << match.what();
+    const auto family = parse_error(k_small + replaced(names, "  rhel:", "  suse:"));
+    EXPECT_NE(std::string(family.what()).find("expected one of: debian, rhel"), std::string::npos)
+        << family.what();
+    const auto empty = parse_error(k_small + replaced(names, "[libcudnn9-cuda-12]", "[]"));
+    EXPECT_NE(std::string(empty.what()).find("at least one package"), std::string::npos)
+        << empty.what();
+}
+
 } // namespace gpuprov

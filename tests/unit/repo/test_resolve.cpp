@@ -12,7 +12,7 @@ TEST(ResolveRepo, FillsPlaceholdersAndEndsUrlWithSlash) {
     spec.key_url = "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/"
                    "3bf863cc.pub";
     spec.key_fingerprint = "eb69 3b30 35cd 5710 e231  e123 a4b4 6996 3bf8 63cc";
-    const auto r = resolve_repo(spec, "ubuntu2204", "x86_64", "amd64");
+    const auto r = resolve_repo(spec, "ubuntu2204", "x86_64", "amd64", "deb");
     EXPECT_EQ(r.name, "cuda");
     EXPECT_EQ(r.url, "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/");
     EXPECT_EQ(r.key_url,
@@ -28,10 +28,21 @@ TEST(ResolveRepo, PkgarchForContainerToolkitAndNoDoubleSlash) {
     spec.url = "https://nvidia.github.io/libnvidia-container/stable/deb/{pkgarch}/";
     spec.key_url = "https://nvidia.github.io/libnvidia-container/gpgkey";
     spec.allow_insecure = true;
-    const auto r = resolve_repo(spec, "ubuntu2204", "sbsa", "arm64");
+    const auto r = resolve_repo(spec, "ubuntu2204", "sbsa", "arm64", "deb");
     EXPECT_EQ(r.url, "https://nvidia.github.io/libnvidia-container/stable/deb/arm64/");
     EXPECT_EQ(r.key_url, "https://nvidia.github.io/libnvidia-container/gpgkey");
     EXPECT_TRUE(r.allow_insecure);
+}
+
+TEST(ResolveRepo, PkgformatPicksNvidiasDebOrRpmLayout) {
+    RepositorySpec spec;
+    spec.name = "container-toolkit";
+    spec.url = "https://nvidia.github.io/libnvidia-container/stable/{pkgformat}/{pkgarch}";
+    EXPECT_EQ(resolve_repo(spec, "ubuntu2204", "x86_64", "amd64", package_format("debian")).url,
+              "https://nvidia.github.io/libnvidia-container/stable/deb/amd64/");
+    // NVIDIA's nvidia-container-toolkit.repo: baseurl=.../stable/rpm/$basearch
+    EXPECT_EQ(resolve_repo(spec, "rhel9", "x86_64", "x86_64", package_format("rhel")).url,
+              "https://nvidia.github.io/libnvidia-container/stable/rpm/x86_64/");
 }
 
 TEST(RepoCache, DefaultDirDependsOnUserAndEnvironment) {

@@ -94,6 +94,8 @@ constexpr const char* kRpmRepo =
 constexpr const char* kRpmKey =
     "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/D42D0685.pub";
 
+constexpr std::chrono::seconds kMaxAge{15 * 60};
+
 FetchResult ok(std::string body) {
     return {.ok = true, .http_status = 200, .body = std::move(body), .error = {}, .attempts = 1};
 }
@@ -134,7 +136,7 @@ std::string valid_status() {
 
 TEST(RpmIndexLoader, VerifiedRepomdThenPrimaryByChecksum) {
     RpmServed host(valid_status());
-    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos", kMaxAge);
     ASSERT_TRUE(r.index) << r.error;
     EXPECT_EQ(r.index->size(), 14u);
     EXPECT_EQ(r.index->newest("nvidia-open")->version, "3:580.95.05-1.el9");
@@ -150,7 +152,7 @@ TEST(RpmIndexLoader, VerifiedRepomdThenPrimaryByChecksum) {
 
 TEST(RpmIndexLoader, BadSignatureIsRefused) {
     RpmServed host("[GNUPG:] NEWSIG\n[GNUPG:] BADSIG 961FA89CEC068B3B test\n");
-    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos", kMaxAge);
     EXPECT_FALSE(r.index);
     EXPECT_NE(r.error.find("repomd.xml at"), std::string::npos) << r.error;
     EXPECT_NE(r.error.find("BAD signature"), std::string::npos) << r.error;
@@ -160,15 +162,48 @@ TEST(RpmIndexLoader, TamperedOrTruncatedPrimaryIsRefused) {
     auto primary = read_fixture(kPrimary);
     primary[100] = static_cast<char>(primary[100] ^ 1);
     RpmServed host(valid_status(), primary);
-    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos", kMaxAge);
     EXPECT_FALSE(r.index);
     EXPECT_NE(r.error.find("does not match the size and SHA-256"), std::string::npos) << r.error;
+}
+
+TEST(RpmIndexLoader, TheVerifiedCopyIsReusedWhileFreshAndRecheckedEachTime) {
+    RpmServed host(valid_status());
+    const std::string cache = "/var/cache/gpuprov/repos";
+    ASSERT_TRUE(load_rpm_package_index(host.sys, host.repo, cache, kMaxAge).index);
+    EXPECT_EQ(host.sys.file(cache + "/cuda/repomd.xml"), read_fixture("repo/rpm/repomd.xml"));
+    EXPECT_EQ(host.sys.file(cache + "/cuda/Packages"), read_fixture(kPrimary));
+    EXPECT_EQ(cached_inrelease(host.sys, host.repo, cache), read_fixture("repo/rpm/repomd.xml"));
+    const auto fetches = host.sys.urls_fetched.size();
+    host.gpgv_argv.clear();
+
+    const auto again = load_rpm_package_index(host.sys, host.repo, cache, kMaxAge);
+    ASSERT_TRUE(again.index) << again.error;
+    EXPECT_TRUE(again.from_cache);
+    EXPECT_EQ(host.sys.urls_fetched.size(), fetches); // nothing downloaded
+    EXPECT_FALSE(host.gpgv_argv.empty());             // but the signature checked again
+    EXPECT_EQ(again.index->newest("nvidia-open")->version, "3:580.95.05-1.el9");
+
+    // A cached primary that no longer matches repomd.xml is not used: fetched anew.
+    auto bad = read_fixture(kPrimary);
+    bad[100] = static_cast<char>(bad[100] ^ 1);
+    host.sys.add_file(cache + "/cuda/Packages", bad);
+    const auto refetched = load_rpm_package_index(host.sys, host.repo, cache, kMaxAge);
+    ASSERT_TRUE(refetched.index) << refetched.error;
+    EXPECT_FALSE(refetched.from_cache);
+    EXPECT_GT(host.sys.urls_fetched.size(), fetches);
+
+    // Past max_age: fetched anew as well.
+    const auto before = host.sys.urls_fetched.size();
+    host.sys.sleep(kMaxAge);
+    EXPECT_FALSE(load_rpm_package_index(host.sys, host.repo, cache, kMaxAge).from_cache);
+    EXPECT_GT(host.sys.urls_fetched.size(), before);
 }
 
 TEST(RpmIndexLoader, KeyWithAnotherFingerprintIsRefusedBeforeAnythingElse) {
     RpmServed host(valid_status());
     host.repo.key_fingerprint = std::string(trim(read_fixture("repo/other-key.fpr")));
-    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos");
+    const auto r = load_rpm_package_index(host.sys, host.repo, "/var/cache/gpuprov/repos", kMaxAge);
     EXPECT_FALSE(r.index);
     EXPECT_NE(r.error.find("profile pins"), std::string::npos) << r.error;
     EXPECT_TRUE(host.gpgv_argv.empty());

@@ -1,0 +1,236 @@
+#include "driver_rpm.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <functional>
+#include <gpuprov/strings.hpp>
+#include <gpuprov/transaction.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+/// Installed packages among `names`.
+std::vector<std::string> installed_of(const System& sys, const PackageManager& pm,
+                                      const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    for (const auto& n : names) {
+        if (pm.installed(sys, n)) {
+            out.push_back(n);
+        }
+    }
+    return out;
+}
+
+/// `names` minus everything `roots` pull in through `depends_of`: the other flavour's packages
+/// this flavour still needs (nvidia-open requires nvidia-driver and nvidia-driver-cuda) are
+/// not stale.
+std::vector<std::string>
+not_needed(const std::vector<std::string>& names, const std::vector<std::string>& roots,
+           const std::function<std::vector<std::string>(const std::string&)>& depends_of) {
+    const auto needed =
+        dependency_closure(roots, depends_of, [](std::string_view) { return true; });
+    std::vector<std::string> out;
+    for (const auto& n : names) {
+        if (std::find(needed.begin(), needed.end(), n) == needed.end() &&
+            std::find(roots.begin(), roots.end(), n) == roots.end()) {
+            out.push_back(n);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::optional<RpmDriver> rpm_driver(const StepContext& ctx, CheckResult& r) {
+    const auto& d = *ctx.profile.driver;
+    const auto* names = ctx.matrix.package_names("rhel");
+    if (names == nullptr || !names->driver) {
+        r.status = StepStatus::blocked;
+        r.reason = "gpuprov's version matrix names no rpm driver packages (packages.rhel.driver)";
+        return std::nullopt;
+    }
+    const auto& rd = *names->driver;
+    const auto stream = rd.streams.find(d.flavor);
+    const auto packages = rd.packages.find(d.flavor);
+    if (stream == rd.streams.end() || packages == rd.packages.end()) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("NVIDIA packages no '{}' driver flavour for the RHEL family; use "
+                               "proprietary ({}) or open ({})",
+                               d.flavor, rd.streams.at("proprietary"), rd.streams.at("open"));
+        return std::nullopt;
+    }
+    const PackageVars vars{.branch = d.branch};
+    RpmDriver out;
+    out.module = {rd.module, expand_package_name(stream->second, vars)};
+    out.packages = expand_package_names(packages->second, vars);
+    for (const auto& [flavor, list] : rd.packages) {
+        for (const auto& n : expand_package_names(list, vars)) {
+            if (flavor != d.flavor && !contains(out.packages, n) &&
+                !contains(out.other_flavor, n)) {
+                out.other_flavor.push_back(n);
+            }
+        }
+    }
+    out.version_from = expand_package_name(rd.version_from, vars);
+    out.dkms = rd.dkms;
+    return out;
+}
+
+std::optional<ModuleStream> stream_to_enable(const StepContext& ctx, const RpmDriver& drv) {
+    const auto on = ctx.facts.module_streams.find(drv.module.module);
+    if (on != ctx.facts.module_streams.end() && on->second == drv.module.stream) {
+        return std::nullopt;
+    }
+    auto m = drv.module;
+    m.switch_from_other = on != ctx.facts.module_streams.end();
+    return m;
+}
+
+void check_rpm_driver(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                      const RpmDriver& drv, CheckResult& r) {
+    const auto& d = *ctx.profile.driver;
+    const auto wanted = stream_to_enable(ctx, drv);
+    const bool stream_on = !wanted;
+    // driver.version pins one driver ("550.90.07" → 3:550.90.07-1.el9); else the newest of the
+    // branch within the stream.
+    const auto prefix = d.version ? *d.version + "-" : d.branch + ".";
+    const auto other_installed = installed_of(sys, pm, drv.other_flavor);
+    if (stream_on && all_installed(sys, pm, drv.packages, prefix) &&
+        not_needed(other_installed, drv.packages, [&](const std::string& name) {
+            return pm.installed_depends(sys, name);
+        }).empty()) {
+        return;
+    }
+    // dkms builds the kmod package's module (kmod-nvidia-*-dkms requires it); RHEL carries it
+    // only in EPEL (NVIDIA's driver guide, RHEL 8/9 preparation: "the EPEL repository").
+    const PackageIndex* index = index_or_block(ctx, "cuda", r);
+    if (index == nullptr) {
+        return;
+    }
+    if (!pm.installed(sys, drv.dkms) && !ctx.facts.epel && !index->has(drv.dkms)) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format(
+            "the driver's kernel module package needs {}, which RHEL ships only in EPEL, and "
+            "EPEL is not configured; enable it (RHEL 9: subscription-manager repos --enable "
+            "codeready-builder-for-rhel-9-$(arch)-rpms && dnf install "
+            "https://dl.fedoraproject.org/pub/epel/epel-release-latest-9.noarch.rpm; Rocky/Alma: "
+            "dnf install epel-release), or install {} yourself",
+            drv.dkms, drv.dkms);
+        return;
+    }
+    std::vector<PackagePin> pins;
+    for (const auto& name : drv.packages) {
+        // Already of the branch (only the stream or a stale flavour is off): kept as it is.
+        if (const auto now = pm.installed(sys, name); now && version_has_prefix(*now, prefix)) {
+            pins.push_back({name, *now});
+            continue;
+        }
+        const auto* rec = index->newest_with_prefix(name, prefix);
+        if (rec == nullptr) {
+            r.status = StepStatus::blocked;
+            const auto* newest = index->newest(name);
+            r.reason =
+                fmt::format("the CUDA repository has no {} {} (module stream {}); newest there: {}",
+                            name, d.version ? "version " + *d.version : "of branch " + d.branch,
+                            drv.module.spec(), newest ? newest->version : std::string("none"));
+            return;
+        }
+        pins.push_back({name, rec->version});
+    }
+    // The other flavour's packages go, except what the new packages require at the versions
+    // pinned (nvidia-open requires nvidia-driver; the kmods conflict). Requires name
+    // capabilities too (nvidia-kmod), which are never package names here.
+    std::vector<std::string> pinned;
+    for (const auto& p : pins) {
+        pinned.push_back(p.name);
+    }
+    const auto stale_flavor = not_needed(other_installed, pinned, [&](const std::string& name) {
+        for (const auto& p : pins) {
+            if (p.name == name) {
+                for (const auto* rec : index->versions(name)) {
+                    if (rec->version == p.version) {
+                        return dependency_names(rec->depends);
+                    }
+                }
+            }
+        }
+        const auto* rec = index->newest(name);
+        return rec ? dependency_names(rec->depends) : std::vector<std::string>{};
+    });
+    // The other flavour's packages conflict with this one's kmod: gpuprov removes its own in
+    // the same transaction; someone else's are theirs to remove.
+    const auto owned = gpuprov_installed_packages(sys);
+    for (const auto& n : stale_flavor) {
+        if (owned.count(n) == 0) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format(
+                "{} (the other driver flavour) is installed, not by gpuprov; remove it (dnf "
+                "remove {}) or set driver.flavor to match it",
+                n, join(stale_flavor, " "));
+            return;
+        }
+        r.removals.push_back(n);
+        if (r.status == StepStatus::satisfied) {
+            r.status = StepStatus::pending;
+        }
+    }
+    if (wanted) {
+        r.changes.push_back(note(
+            wanted->switch_from_other
+                ? fmt::format("dnf module stream {} replaces {}:{} (dnf module switch-to, in the "
+                              "package transaction)",
+                              wanted->spec(), wanted->module,
+                              ctx.facts.module_streams.at(wanted->module))
+                : fmt::format("dnf module stream {} enabled in the package transaction",
+                              wanted->spec())));
+        r.modules.push_back(*wanted);
+        if (r.status == StepStatus::satisfied) {
+            r.status = StepStatus::pending;
+        }
+    }
+    plan_installs(r, sys, pm, pins);
+    // A versionlocked older driver would keep dnf from moving it: release the installed
+    // closure first; the new one is locked after the transaction.
+    const auto installed_roots = installed_of(sys, pm, [&] {
+        auto all = drv.packages;
+        all.insert(all.end(), stale_flavor.begin(), stale_flavor.end());
+        return all;
+    }());
+    for (const auto& n : dependency_closure(
+             installed_roots,
+             [&](const std::string& name) { return pm.installed_depends(sys, name); },
+             [](std::string_view name) { return is_driver_package(name); })) {
+        if (pm.held(sys, n)) {
+            r.unholds.push_back(n);
+        }
+    }
+    if (!r.unholds.empty()) {
+        r.changes.insert(r.changes.begin(),
+                         command_change(pm.unhold(r.unholds),
+                                        "release the installed driver so dnf can replace it"));
+    }
+    if (!r.removals.empty()) {
+        r.changes.push_back(note(fmt::format("driver flavour change to {}: removes {}", d.flavor,
+                                             join(r.removals, ", "))));
+    }
+}
+
+std::vector<std::string> rpm_kernel_packages(const System& sys, const PackageManager& pm) {
+    // dnf's installonlypkgs kernel set (dnf.conf(5)): a new kernel arrives as a new install
+    // of these names, so locking them at the installed versions stops it.
+    std::vector<std::string> out;
+    for (const auto* n : {"kernel", "kernel-core", "kernel-modules", "kernel-modules-core",
+                          "kernel-devel", "kernel-headers"}) {
+        if (pm.installed(sys, n)) {
+            out.emplace_back(n);
+        }
+    }
+    return out;
+}
+
+} // namespace gpuprov::steps

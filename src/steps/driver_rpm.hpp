@@ -1,0 +1,39 @@
+#pragma once
+// The driver on the rhel family, as NVIDIA packages it for RHEL 8/9: the nvidia-driver dnf
+// module stream of the branch and flavour (`<branch>-open`, `<branch>-dkms`), enabled in the
+// same transaction that installs its packages, dkms from EPEL, versionlock over the closure.
+// Names and streams come from the version matrix (`packages.rhel.driver`).
+#include "common.hpp"
+
+namespace gpuprov::steps {
+
+struct RpmDriver {
+    ModuleStream module;                   ///< nvidia-driver:580-open
+    std::vector<std::string> packages;     ///< the flavour's top-level packages
+    std::vector<std::string> other_flavor; ///< the other flavour's packages (removed on a change)
+    std::string version_from;              ///< nvidia-driver: the installed driver's version
+    std::string dkms;
+};
+
+/// The rhel family's driver for the profile; nullopt (r blocked) when the matrix has no rpm
+/// names or the flavour has no module stream.
+[[nodiscard]] std::optional<RpmDriver> rpm_driver(const StepContext& ctx, CheckResult& r);
+
+/// The driver's module stream as the transaction must enable it (switching from another
+/// stream of the module when one is enabled); nullopt when it is enabled already
+/// (/etc/dnf/modules.d, the facts' module_streams).
+[[nodiscard]] std::optional<ModuleStream> stream_to_enable(const StepContext& ctx,
+                                                           const RpmDriver& drv);
+
+/// The driver step's check on dnf hosts: the module stream enabled (switched from another
+/// stream when one is), the flavour's packages of the branch installed (pinned from the
+/// rpm-md index), the other flavour's packages removed, the old versionlock released.
+void check_rpm_driver(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                      const RpmDriver& drv, CheckResult& r);
+
+/// Kernel packages `hold_kernel` locks on the rhel family: the installed kernel packages
+/// (dnf's installonly kernel set), so `dnf update` brings no kernel the module is not built for.
+[[nodiscard]] std::vector<std::string> rpm_kernel_packages(const System& sys,
+                                                           const PackageManager& pm);
+
+} // namespace gpuprov::steps

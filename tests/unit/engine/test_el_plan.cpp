@@ -1,0 +1,273 @@
+// The built-in profiles planned on the EL fixture hosts (tests/fixtures/hosts/rhel-9, rocky-9,
+// alma-9) against an NVIDIA-shaped rhel9 repository (tests/fixtures/repo/rpm-el9, real
+// createrepo_c output): every package step resolves with NVIDIA's rpm names, the driver comes
+// from its dnf module stream in the same transaction, and nothing is blocked for apt's sake.
+#include "host_builder.hpp"
+
+#include <gpuprov/error.hpp>
+#include <gpuprov/package_manager.hpp>
+#include <gpuprov/transaction.hpp>
+
+using namespace gpuprov;
+using namespace gpuprov::enginetest;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+const std::string kElCudaUrl = "https://mirror.test/cuda/rhel9/x86_64/";
+const std::string kElCtkUrl = "https://mirror.test/libnvidia-container/stable/rpm/x86_64/";
+
+/// The repository's repomd.xml and the primary it lists, as a mirror serves them.
+void serve_rpm_md(FakeSystem& sys, const std::string& url, const std::string& dir) {
+    const auto repomd = read_fixture("repo/rpm-el9/" + dir + "/repomd.xml");
+    sys.on_url(url + "repodata/repomd.xml", http_ok(repomd));
+    sys.on_url(url + "repodata/repomd.xml.asc", http_ok("(detached signature)\n"));
+    const auto at = repomd.find("href=\"repodata/", repomd.find("type=\"primary\""));
+    const auto end = repomd.find('"', at + 6);
+    const auto location = repomd.substr(at + 6, end - at - 6);
+    sys.on_url(url + location, http_ok(read_fixture("repo/rpm-el9/" + dir + "/" +
+                                                    location.substr(location.find('/') + 1))));
+}
+
+/// An EL fixture host with the NVIDIA-shaped repositories behind a mirror; gpgv answers as it
+/// does for a good signature by the pinned test key.
+struct ElHost {
+    FakeSystem sys;
+    /// `rpm_capture`: the real `rpm -qa` capture (tests/fixtures/cmd/rpm/) the host's rpm
+    /// database answers with; empty: no package installed.
+    explicit ElHost(const std::string& tree, bool epel = true,
+                    const std::string& rpm_capture = {}) {
+        sys.load_tree("hosts/" + tree);
+        sys.add_file("/var/lib/rpm/rpmdb.sqlite", "db");
+        sys.on_command_prefix({"rpm", "-qa", "--qf"}, [rpm_capture](const Command&) {
+            return CommandResult{
+                .out = rpm_capture.empty() ? "" : read_fixture("cmd/rpm/" + rpm_capture)};
+        });
+        if (epel && !sys.exists("/etc/yum.repos.d/epel.repo")) {
+            sys.add_file("/etc/yum.repos.d/epel.repo", "[epel]\nname=Extra Packages\n");
+        }
+        sys.on_url(kKeyUrl, http_ok(read_fixture("engine/test-key.asc")));
+        serve_rpm_md(sys, kElCudaUrl, "cuda");
+        serve_rpm_md(sys, kElCtkUrl, "container-toolkit");
+        sys.on_command_prefix({"gpgv"}, [](const Command&) {
+            const auto f = fingerprint();
+            return CommandResult{.out = "[GNUPG:] NEWSIG\n[GNUPG:] VALIDSIG " + f +
+                                        " 2026-12-02 1796218524 0 4 0 1 10 00 " + f + "\n"};
+        });
+    }
+};
+
+/// A built-in profile pointed at the mirror (re-signed with the test key, as a mirror's own
+/// url and key must be), host requirements left out: the fixture hosts have other GPUs.
+Profile builtin_on_mirror(const std::string& name) {
+    auto p = load_profile(name, matrix());
+    p.host = {};
+    auto& cuda = p.repositories.at("cuda");
+    cuda.url = "https://mirror.test/cuda/{distro}/{arch}/";
+    cuda.key_url = kKeyUrl;
+    cuda.key_fingerprint = fingerprint();
+    auto& ctk = p.repositories.at("container-toolkit");
+    // The built-in spelling of the path: {pkgformat}/{pkgarch} picks rpm/x86_64 here.
+    EXPECT_TRUE(contains(ctk.url, "/stable/{pkgformat}/{pkgarch}/")) << ctk.url;
+    ctk.url = "https://mirror.test/libnvidia-container/stable/{pkgformat}/{pkgarch}/";
+    ctk.key_url = kKeyUrl;
+    ctk.key_fingerprint = fingerprint();
+    return p;
+}
+
+class ElRun {
+public:
+    ElRun(ElHost& host, const Profile& profile)
+        : m_host(host), m_profile(profile), m_facts(detect_facts(host.sys, matrix())),
+          m_repos(host.sys, m_profile, m_facts, kCacheDir), m_steps(make_steps()) {}
+    [[nodiscard]] const HostFacts& facts() const { return m_facts; }
+    [[nodiscard]] const StepContext& ctx() const { return m_ctx; }
+    CheckResult check(std::string_view id) {
+        for (auto& s : m_steps) {
+            if (s->id() == id) {
+                return s->check(m_ctx, m_host.sys);
+            }
+        }
+        throw std::logic_error("no step " + std::string(id));
+    }
+    Plan plan() { return build_plan(m_ctx, m_host.sys, m_steps, {}); }
+
+private:
+    ElHost& m_host;
+    const Profile& m_profile;
+    HostFacts m_facts;
+    LiveRepoProvider m_repos;
+    StepContext m_ctx{m_profile, m_facts, matrix(), m_repos};
+    std::vector<std::unique_ptr<Step>> m_steps;
+};
+
+const Strings kPackageSteps{"cuda-repo", "driver", "fabric-manager",   "cuda-toolkit",
+                            "cudnn",     "nccl",   "container-toolkit"};
+
+struct Expected {
+    const char* profile;
+    Strings driver;
+    std::string module;
+    Strings toolkit;
+    Strings cudnn;
+    Strings nccl;
+};
+
+const std::vector<Expected> kExpected{
+    {"cv-train",
+     {"nvidia-driver=3:550.127.08-1.el9", "nvidia-driver-cuda=3:550.127.08-1.el9",
+      "kmod-nvidia-latest-dkms=3:550.127.08-1.el9"},
+     "nvidia-driver:550-dkms",
+     {"cuda-toolkit-12-4=12.4.1-1"},
+     {"libcudnn9-cuda-12=9.10.2.21-1", "libcudnn9-devel-cuda-12=9.10.2.21-1"},
+     {"libnccl=2.21.5-1+cuda12.4", "libnccl-devel=2.21.5-1+cuda12.4"}},
+    {"nlp-infer",
+     {"nvidia-driver=3:580.95.05-1.el9", "nvidia-driver-cuda=3:580.95.05-1.el9",
+      "kmod-nvidia-latest-dkms=3:580.95.05-1.el9"},
+     "nvidia-driver:580-dkms",
+     {"cuda-toolkit-12-6=12.6.3-1"},
+     {"libcudnn9-cuda-12=9.10.2.21-1", "libcudnn9-devel-cuda-12=9.10.2.21-1"},
+     {}},
+    {"sci-sim",
+     {"nvidia-open=3:580.95.05-1.el9", "kmod-nvidia-open-dkms=3:580.95.05-1.el9"},
+     "nvidia-driver:580-open",
+     {"cuda-toolkit-13-0=13.0.2-1"},
+     {},
+     {"libnccl=2.27.7-1+cuda13.0", "libnccl-devel=2.27.7-1+cuda13.0"}},
+};
+
+TEST(ElPlan, EveryPackageStepResolvesWithRpmNamesOnRhelRockyAndAlma) {
+    for (const auto* tree : {"rhel-9", "rocky-9", "alma-9"}) {
+        for (const auto& want : kExpected) {
+            SCOPED_TRACE(std::string(tree) + " " + want.profile);
+            ElHost host(tree);
+            auto profile = builtin_on_mirror(want.profile);
+            profile.fabric_manager = FabricManagerMode::enabled; // no NVSwitch in the fixtures
+            ElRun run(host, profile);
+            ASSERT_EQ(run.facts().os.family, "rhel");
+            for (const auto& id : kPackageSteps) {
+                const auto r = run.check(id);
+                EXPECT_NE(r.status, StepStatus::blocked) << id << ": " << r.reason;
+            }
+            const auto drv = run.check("driver");
+            EXPECT_EQ(specs(drv.installs), want.driver);
+            EXPECT_EQ(drv.hold_installs, true);
+            if (std::string(tree) == "alma-9" && want.module == "nvidia-driver:580-open") {
+                // Alma's modules.d already has 580-open enabled: nothing to enable.
+                EXPECT_TRUE(drv.modules.empty());
+            } else {
+                ASSERT_EQ(drv.modules.size(), 1u);
+                EXPECT_EQ(drv.modules[0].spec(), want.module);
+                // Alma has another nvidia-driver stream enabled: dnf must switch, not enable.
+                EXPECT_EQ(drv.modules[0].switch_from_other, std::string(tree) == "alma-9");
+            }
+            EXPECT_EQ(specs(run.check("cuda-toolkit").installs), want.toolkit);
+            EXPECT_EQ(specs(run.check("cudnn").installs), want.cudnn);
+            EXPECT_EQ(specs(run.check("nccl").installs), want.nccl);
+            const auto branch = profile.driver->branch;
+            const auto ver = branch == "550" ? "550.127.08-1" : "580.95.05-1";
+            const auto fm = run.check("fabric-manager");
+            EXPECT_EQ(specs(fm.installs),
+                      (Strings{"nvidia-fabricmanager-" + branch + "=" + ver,
+                               "cuda-drivers-fabricmanager-" + branch + "=" + ver}));
+            // sci-sim asks for no container toolkit.
+            const Strings ctk{
+                "nvidia-container-toolkit=1.17.8-1", "nvidia-container-toolkit-base=1.17.8-1",
+                "libnvidia-container-tools=1.17.8-1", "libnvidia-container1=1.17.8-1"};
+            EXPECT_EQ(specs(run.check("container-toolkit").installs),
+                      profile.container ? ctk : Strings{});
+        }
+    }
+}
+
+TEST(ElPlan, TheContainerToolkitRepoIsTheRpmLayoutAndAStrayDebUrlIsRefused) {
+    ElHost host("rocky-9");
+    auto profile = builtin_on_mirror("nlp-infer");
+    ElRun run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_TRUE(contains(r.changes.at(1).detail, "baseurl=" + kElCtkUrl)) << r.changes.at(1).detail;
+
+    auto deb = load_profile("nlp-infer", matrix());
+    deb.repositories.at("container-toolkit").url =
+        "https://nvidia.github.io/libnvidia-container/stable/deb/{pkgarch}/";
+    ElRun nvidia(host, deb);
+    const auto refused = nvidia.check("container-toolkit");
+    EXPECT_EQ(refused.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(refused.reason, "stable/rpm/x86_64/")) << refused.reason;
+    EXPECT_TRUE(contains(refused.reason, "{pkgformat}")) << refused.reason;
+}
+
+TEST(ElPlan, WithoutEpelTheDriverIsBlockedWithTheFix) {
+    ElHost host("rhel-9", /*epel=*/false);
+    const auto profile = builtin_on_mirror("sci-sim");
+    ElRun run(host, profile);
+    ASSERT_FALSE(run.facts().epel);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "EPEL")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "epel-release")) << r.reason;
+}
+
+TEST(ElPlan, OneDnfTransactionEnablesTheStreamAndInstallsThePins) {
+    ElHost host("rocky-9");
+    auto profile = builtin_on_mirror("cv-train");
+    ElRun run(host, profile);
+    auto plan = run.plan();
+    std::optional<std::string> fed;
+    Strings argv;
+    host.sys.on_command_prefix({"dnf", "--assumeno"}, [&](const Command& c) {
+        fed = c.stdin_data;
+        argv = c.argv;
+        return CommandResult{.exit_code = 1,
+                             .out = read_fixture("cmd/dnf/shell-module-enable-install.txt"),
+                             .err = "Error: Operation aborted.\n"};
+    });
+    resolve_transactions(host.sys, run.ctx(), plan,
+                         {.scratch_dir = "/tmp/gpuprov-sim", .cache_dir = kCacheDir});
+    ASSERT_FALSE(plan.transactions.empty());
+    const auto& t = plan.transactions.back();
+    EXPECT_TRUE(t.blocked.empty()) << t.blocked;
+    ASSERT_TRUE(fed.has_value());
+    // The stream first, then every package of the batch, one `run`: a single transaction.
+    EXPECT_TRUE(starts_with(*fed, "module enable nvidia-driver:550-dkms\ninstall ")) << *fed;
+    EXPECT_TRUE(contains(*fed, " nvidia-driver-3:550.127.08-1.el9 ")) << *fed;
+    EXPECT_TRUE(contains(*fed, " cuda-toolkit-12-4-12.4.1-1")) << *fed;
+    EXPECT_TRUE(contains(*fed, " libnccl-2.21.5-1+cuda12.4")) << *fed;
+    EXPECT_TRUE(*fed.value().rbegin() == '\n' && contains(*fed, "\nrun\n")) << *fed;
+    EXPECT_EQ(argv.back(), "shell");
+    EXPECT_EQ(t.transaction.module_changes, Strings{"enable nvidia-driver 580-dkms"});
+    EXPECT_EQ(t.transaction.modules.size(), 1u);
+    for (const auto& a : argv) {
+        EXPECT_EQ(a.find("nogpgcheck"), std::string::npos);
+    }
+}
+
+TEST(ElPlan, AnotherFlavourInstalledByHandBlocksWithTheRemovalToRun) {
+    // Alma: nvidia-open 570 installed (real rpm -qa capture), stream 580-open enabled.
+    ElHost host("alma-9", true, "qa-el9-570-open.txt");
+    const auto profile = builtin_on_mirror("cv-train"); // 550 proprietary
+    ElRun run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "dnf remove nvidia-open kmod-nvidia-open-dkms")) << r.reason;
+}
+
+TEST(ElPlan, SameFlavourNewerBranchUpgradesInTheEnabledStreamAndReleasesTheLock) {
+    ElHost host("alma-9", true, "qa-el9-570-open.txt");
+    host.sys.add_file("/etc/dnf/plugins/versionlock.list",
+                      read_fixture("cmd/dnf/versionlock-570-open.list"));
+    const auto profile = builtin_on_mirror("sci-sim"); // 580 open; alma enabled 580-open
+    ElRun run(host, profile);
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(r.modules.empty());
+    EXPECT_EQ(specs(r.installs), (Strings{"nvidia-open=3:580.95.05-1.el9",
+                                          "kmod-nvidia-open-dkms=3:580.95.05-1.el9"}));
+    // The 570 closure is versionlocked: released before the transaction, as on apt.
+    EXPECT_FALSE(r.unholds.empty());
+    EXPECT_NE(std::find(r.unholds.begin(), r.unholds.end(), "nvidia-open"), r.unholds.end());
+    EXPECT_TRUE(contains(r.changes.front().target, "dnf versionlock delete"))
+        << r.changes.front().target;
+}
+
+} // namespace
