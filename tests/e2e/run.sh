@@ -47,7 +47,7 @@ if [[ $(id -u) != 0 ]]; then
     exit 1
 fi
 missing=()
-for tool in debootstrap chroot gpg gpgv openssl apt-ftparchive dpkg-deb cc timeout flock; do
+for tool in debootstrap chroot gpg gpgv openssl apt-ftparchive dpkg-deb rpmbuild rpmsign createrepo_c modifyrepo_c cc timeout flock; do
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 [[ -x "$E2E_PYTHON" ]] || missing+=(python3)

@@ -12,8 +12,9 @@ E2E_DRIVER_VERSION=550.90.07
 E2E_DRIVER_OLDER=550.54.15
 E2E_DRIVER_535=535.183.01
 
-mirror_build() { # OUTDIR
-    bash "$E2E_DIR/mirror/build.sh" "$1" >&2
+mirror_build() { # OUTDIR: the apt half, then the rpm half signed with the same throwaway key
+    bash "$E2E_DIR/mirror/build.sh" "$1" >&2 &&
+        E2E_RPM_CACHE=${E2E_CACHE:-} bash "$E2E_DIR/mirror/build-rpm.sh" "$1" >&2
 }
 
 mirror_start() { # OUTDIR (already built)

@@ -116,12 +116,17 @@ rootfs_slim() {
 
 # rootfs_new NAME [SUITE]: fresh copy of the base root, prints its path.
 rootfs_new() {
-    local base dst
+    local base
     base=$(rootfs_base "${2:-}") || return 1
-    dst="$E2E_WORK/roots/$1"
+    rootfs_copy "$base" "$1"
+}
+
+# rootfs_copy BASE NAME: fresh copy of a cached root under $E2E_WORK/roots, prints its path.
+rootfs_copy() {
+    local dst="$E2E_WORK/roots/$2"
     rm -rf "$dst"
     mkdir -p "$E2E_WORK/roots"
-    cp -a --reflink=auto "$base" "$dst"
+    cp -a --reflink=auto "$1" "$dst"
     rm -f "$dst/.e2e-complete"
     printf '%s\n' "$dst"
 }

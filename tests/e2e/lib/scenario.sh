@@ -16,18 +16,25 @@ OUT="$E2E_WORK/out/$SCENARIO"
 ROOT=""
 GP_N=0
 
-# scenario_begin clean|nouveau [--no-gpuprov]: fresh root, simulated host, CA trusted, profile, binary.
-scenario_begin() {
-    local mode="" want_bin=1 a
+# begin_args clean|nouveau [--no-gpuprov]: sets BEGIN_MODE and BEGIN_WANT_BIN for a *_begin.
+begin_args() {
+    BEGIN_MODE="" BEGIN_WANT_BIN=1
+    local a
     for a in "$@"; do
         case "$a" in
-            nouveau) mode=nouveau ;;
+            nouveau) BEGIN_MODE=nouveau ;;
             clean) ;;
-            --no-gpuprov) want_bin=0 ;;
+            --no-gpuprov) BEGIN_WANT_BIN=0 ;;
         esac
     done
     [[ -n "${MIRROR_PORT:-}" && -n "${MIRROR_DIR:-}" ]] || die "run scenarios through tests/e2e/run.sh"
     mkdir -p "$OUT"
+}
+
+# scenario_begin clean|nouveau [--no-gpuprov]: fresh root, simulated host, CA trusted, profile, binary.
+scenario_begin() {
+    begin_args "$@"
+    local mode=$BEGIN_MODE want_bin=$BEGIN_WANT_BIN
     ROOT=$(rootfs_new "$SCENARIO")
     rootfs_simulate_host "$ROOT" "$mode"
     rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
@@ -40,13 +47,14 @@ scenario_begin() {
     log "scenario $SCENARIO: root $ROOT"
 }
 
-# render_profile CUDA-KEY-FILE: profiles/e2e-debian12.yaml.in -> ROOT/etc/gpuprov/e2e.yaml
+# render_profile CUDA-KEY-FILE: profiles/$PROFILE_TEMPLATE (e2e-debian12.yaml.in) -> ROOT/etc/gpuprov/e2e.yaml
+PROFILE_TEMPLATE=${PROFILE_TEMPLATE:-e2e-debian12.yaml.in}
 render_profile() {
     local keyfile=$1
     mkdir -p "$ROOT/etc/gpuprov"
     sed -e "s/@PORT@/$MIRROR_PORT/g" -e "s/@FINGERPRINT@/$(mirror_fingerprint)/g" \
         -e "s/@CUDA_KEY_FILE@/$keyfile/g" \
-        "$E2E_DIR/profiles/e2e-debian12.yaml.in" >"$ROOT$PROFILE_IN_ROOT"
+        "$E2E_DIR/profiles/$PROFILE_TEMPLATE" >"$ROOT$PROFILE_IN_ROOT"
     chmod 0644 "$ROOT$PROFILE_IN_ROOT"
     cp "$ROOT$PROFILE_IN_ROOT" "$OUT/profile.yaml"
 }
@@ -173,6 +181,63 @@ build_package() {
     fi
     DEB=$(ls "$pkgdir"/gpuprov_*.deb | head -n 1)
     pass "built $(basename "$DEB")"
+}
+
+# apply_killed_in_slow_script: runs apply with /tmp/e2e-slow set, so cuda-toolkit-12-4's install
+# script announces itself and sleeps 8 s, and SIGKILLs every process in the root (gpuprov, the
+# package manager, the script) while it sleeps.
+apply_killed_in_slow_script() {
+    touch "$ROOT/tmp/e2e-slow"
+    GP_STDOUT=$OUT/killed.stdout
+    GP_STDERR=$OUT/killed.stderr
+    in_root "$ROOT" 300 gpuprov apply "$PROFILE_IN_ROOT" --yes >"$GP_STDOUT" 2>"$GP_STDERR" &
+    local bg=$!
+    if wait_for 240 "cuda-toolkit-12-4's install script to start" test -s "$ROOT/tmp/e2e-slow-started"; then
+        sleep 1
+        log "killing every process in the root: $(procs_in_root | paste -sd' ')"
+        kill_procs_in_root || fail "processes survived kill -9"
+        wait "$bg" 2>/dev/null || true
+        pass "gpuprov killed during the slow install script"
+    else
+        fail "the slow install script never started (apply exited early?)"
+        tail -n 30 "$GP_STDERR" >&2 || true
+        kill_procs_in_root || true
+        wait "$bg" 2>/dev/null || true
+    fi
+    rm -f "$ROOT/tmp/e2e-slow"
+}
+
+# run_resume_unit UNIT: after a simulated reboot, runs the resume unit's own ExecStart (word
+# split only, never evaluated by a shell) and asserts it ran the installed gpuprov; ends the
+# scenario when the unit has no ExecStart.
+run_resume_unit() {
+    local execstart
+    execstart=$(sed -n 's/^ExecStart=//p' "$ROOT$1" 2>/dev/null | head -n 1)
+    if [[ -z "$execstart" ]]; then
+        fail "no ExecStart to run after the reboot"
+        scenario_end
+    fi
+    local argv
+    read -r -a argv <<<"$execstart"
+    check "ExecStart runs the installed gpuprov" test "${argv[0]}" = /usr/local/bin/gpuprov
+    gp "${argv[@]:1}"
+    expect_rc "resume unit's ExecStart after the reboot" 0
+}
+
+# planned_holds PLAN-JSON: "name version" of every install the plan marks held, sorted.
+planned_holds() {
+    "$E2E_PYTHON" -c 'import json, sys
+t = json.load(open(sys.argv[1]))["transaction"]
+for i in t["install"]:
+    if i["hold"]: print(i["name"], i["version"])' "$1" | sort
+}
+
+# The toolkit on a login shell's PATH through gpuprov's profile.d snippet.
+assert_nvcc_on_path() { # X.Y NVCC-VERSION
+    assert_file "profile.d snippet" "$ROOT/etc/profile.d/gpuprov-cuda.sh"
+    local out
+    out=$(in_root "$ROOT" 10 sh -c '. /etc/profile.d/gpuprov-cuda.sh && nvcc --version' 2>&1 || true)
+    check "nvcc $1 on PATH after sourcing /etc/profile.d/gpuprov-cuda.sh" grep -qF "release $1, V$2" <<<"$out"
 }
 
 scenario_end() {

@@ -25,12 +25,8 @@ DRV=550.90.07 # the newest build of branch 550; 550.54.15 is the older one
 CTK=1.17.3
 MAINT='cudatools <cudatools@nvidia.com>'
 
-# --- tiny real ELF shared objects, so ldconfig caches them and `ldconfig -p` lists them -------
-CC=${CC:-cc}
-mkso() { # SONAME OUTFILE
-    printf 'int gpuprov_e2e_stub_%s(void) { return 0; }\n' "$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)" >"$OUT/stage/so.c"
-    "$CC" -shared -fPIC -nostdlib -Wl,-soname,"$1" -o "$2" "$OUT/stage/so.c"
-}
+# shellcheck source=mirror/payload.sh
+source "$HERE/payload.sh" # mkso and the payload both mirror halves package
 
 # mkdeb NAME VERSION DEPENDS DESCRIPTION [SECTION]; files come from $OUT/stage/NAME_VERSION/root,
 # maintainer scripts from the same dir's DEBIAN/ (postinst, prerm, triggers, conffiles).
@@ -152,54 +148,16 @@ PRERM
     # nvidia-persistenced (shipped in the branch's driver package here, so branches cannot mix):
     # NVIDIA's unit starts it with --no-persistence-mode (hence the override NVIDIA's ansible
     # role, and gpuprov, install); the daemon needs the loaded module.
-    put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-persistenced 0755 <<'DAEMON'
-#!/bin/sh
-# gpuprov e2e stand-in for nvidia-persistenced: sets the simulated persistence state and exits.
-if [ ! -r /proc/driver/nvidia/version ]; then
-    echo "nvidia-persistenced failed to initialize. Check syslog for more details." >&2
-    exit 1
-fi
-mkdir -p /var/lib/nvidia-stub
-case " $* " in
-    *" --no-persistence-mode "*) rm -f /var/lib/nvidia-stub/persistence ;;
-    *) touch /var/lib/nvidia-stub/persistence ;;
-esac
-exit 0
-DAEMON
-    put "nvidia-driver-$br" "$pv" /lib/systemd/system/nvidia-persistenced.service 0644 <<'UNIT'
-[Unit]
-Description=NVIDIA Persistence Daemon
-Wants=syslog.target
-
-[Service]
-Type=forking
-ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose
-ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
-
-[Install]
-WantedBy=multi-user.target
-UNIT
+    payload_persistenced | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-persistenced 0755
+    payload_persistenced_unit | put "nvidia-driver-$br" "$pv" /lib/systemd/system/nvidia-persistenced.service 0644
     EXTRA_FIELDS=$'Provides: nvidia-driver-stub-any\nConflicts: nvidia-driver-stub-any' \
         mkdeb "nvidia-driver-$br" "$pv" "nvidia-dkms-$br (= $pv), libnvidia-compute-$br (= $pv)" \
         "NVIDIA driver metapackage" "multiverse/libs"
     mkdeb "cuda-drivers-$br" "$pv" "nvidia-driver-$br (>= $v)" "CUDA Driver meta-package, branch-specific" "multiverse/metapackages"
 
     # fabric manager (NVSwitch systems): exactly the driver's version (reference 3.3)
-    put "nvidia-fabricmanager-$br" "$pv" /usr/bin/nv-fabricmanager 0755 <<EOF2
-#!/bin/sh
-echo "Fabric Manager version is : $v"
-EOF2
-    put "nvidia-fabricmanager-$br" "$pv" /lib/systemd/system/nvidia-fabricmanager.service 0644 <<'EOF2'
-[Unit]
-Description=NVIDIA fabric manager service
-
-[Service]
-Type=forking
-ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg
-
-[Install]
-WantedBy=multi-user.target
-EOF2
+    payload_fabricmanager "$v" | put "nvidia-fabricmanager-$br" "$pv" /usr/bin/nv-fabricmanager 0755
+    payload_fabricmanager_unit | put "nvidia-fabricmanager-$br" "$pv" /lib/systemd/system/nvidia-fabricmanager.service 0644
     mkdeb "nvidia-fabricmanager-$br" "$pv" "" "Fabric Manager for NVSwitch based systems."
     mkdeb "cuda-drivers-fabricmanager-$br" "$pv" "nvidia-fabricmanager-$br (= $pv), cuda-drivers-$br (= $pv)" "Meta-package for FM and Driver"
 }
@@ -212,33 +170,14 @@ driver_build 560 560.35.03 12.6
 mkdeb cuda-drivers 560.35.03-1 "cuda-drivers-560 (>= 560.35.03)" "CUDA Driver meta-package"
 
 # --- CUDA toolkits ----------------------------------------------------------------------------
-toolkit() { # X.Y FULL NVCC_TEXT_FILE NVCC_VERSION
+toolkit() { # X.Y FULL NVCC_VERSION
     local xy=$1 full=$2 dash=${1/./-} pv="$2-1"
     local name="cuda-toolkit-$dash"
-    {
-        printf '#!/bin/sh\n# gpuprov e2e stand-in for nvcc %s\ncat <<'"'"'NVCC'"'"'\n' "$xy"
-        cat "$3"
-        printf 'NVCC\n'
-    } | put "$name" "$pv" "/usr/local/cuda-$xy/bin/nvcc" 0755
-    put "$name" "$pv" "/usr/local/cuda-$xy/version.json" 0644 <<JSON
-{
-   "cuda" : {
-      "name" : "CUDA SDK",
-      "version" : "$full"
-   },
-   "cuda_cudart" : {
-      "name" : "CUDA Runtime (cudart)",
-      "version" : "$4"
-   },
-   "cuda_nvcc" : {
-      "name" : "CUDA NVCC",
-      "version" : "$4"
-   }
-}
-JSON
+    payload_nvcc "$xy" | put "$name" "$pv" "/usr/local/cuda-$xy/bin/nvcc" 0755
+    payload_cuda_version_json "$full" "$3" | put "$name" "$pv" "/usr/local/cuda-$xy/version.json" 0644
     mkdir -p "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64"
-    mkso libcudart.so.12 "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$4"
-    ln -sf "libcudart.so.$4" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.12"
+    mkso libcudart.so.12 "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$3"
+    ln -sf "libcudart.so.$3" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.12"
     local prio=${dash//-/}
     # Real toolkits register /usr/local/cuda via update-alternatives. Optional slowness for the
     # kill -9 scenario: when /tmp/e2e-slow exists the postinst announces itself and sleeps 8 s.
@@ -267,30 +206,9 @@ PRERM
     mkdeb "$name" "$pv" "" "CUDA Toolkit $xy meta-package" "multiverse/metapackages"
     mkdeb "cuda-$dash" "$pv" "cuda-toolkit-$dash (= $pv), cuda-drivers (>= 550.54.15)" "CUDA $xy meta-package (toolkit and driver)" "multiverse/metapackages"
 }
-cat >"$OUT/stage/nvcc-12.4.txt" <<'NVCC'
-nvcc: NVIDIA (R) Cuda compiler driver
-Copyright (c) 2005-2024 NVIDIA Corporation
-Built on Thu_Mar_28_02:18:24_PDT_2024
-Cuda compilation tools, release 12.4, V12.4.131
-Build cuda_12.4.r12.4/compiler.34097967_0
-NVCC
-cat >"$OUT/stage/nvcc-12.5.txt" <<'NVCC'
-nvcc: NVIDIA (R) Cuda compiler driver
-Copyright (c) 2005-2024 NVIDIA Corporation
-Built on Wed_Jun__5_21:45:11_PDT_2024
-Cuda compilation tools, release 12.5, V12.5.82
-Build cuda_12.5.r12.5/compiler.34385749_0
-NVCC
-cat >"$OUT/stage/nvcc-12.2.txt" <<'NVCC'
-nvcc: NVIDIA (R) Cuda compiler driver
-Copyright (c) 2005-2023 NVIDIA Corporation
-Built on Tue_Aug_15_22:02:13_PDT_2023
-Cuda compilation tools, release 12.2, V12.2.140
-Build cuda_12.2.r12.2/compiler.33191640_0
-NVCC
-toolkit 12.2 12.2.2 "$OUT/stage/nvcc-12.2.txt" 12.2.140
-toolkit 12.4 12.4.1 "$OUT/stage/nvcc-12.4.txt" 12.4.131
-toolkit 12.5 12.5.1 "$OUT/stage/nvcc-12.5.txt" 12.5.82
+toolkit 12.2 12.2.2 12.2.140
+toolkit 12.4 12.4.1 12.4.131
+toolkit 12.5 12.5.1 12.5.82
 
 # --- cuDNN 9 ----------------------------------------------------------------------------------
 CUDNN=9.1.0.70-1
@@ -411,34 +329,13 @@ trt_build 10.5.0.18 12.5 100500
 # --- NVIDIA Container Toolkit -----------------------------------------------------------------
 MAINT='NVIDIA CORPORATION <cudatools@nvidia.com>'
 sed "s/@VERSION@/$CTK/" "$HERE/stubs/nvidia-ctk" | put nvidia-container-toolkit-base "$CTK-1" /usr/bin/nvidia-ctk 0755
-put nvidia-container-toolkit-base "$CTK-1" /usr/bin/nvidia-container-runtime 0755 <<EOF2
-#!/bin/sh
-echo "NVIDIA Container Runtime version $CTK"
-EOF2
-put nvidia-container-toolkit-base "$CTK-1" /etc/nvidia-container-runtime/config.toml 0644 <<'EOF2'
-#accept-nvidia-visible-devices-as-volume-mounts = false
-#accept-nvidia-visible-devices-envvar-when-unprivileged = true
-disable-require = false
-supported-driver-capabilities = "compat32,compute,display,graphics,ngx,utility,video"
-
-[nvidia-container-cli]
-environment = []
-ldconfig = "@/sbin/ldconfig.real"
-load-kmods = true
-
-[nvidia-container-runtime]
-log-level = "info"
-mode = "auto"
-runtimes = ["docker-runc", "runc", "crun"]
-EOF2
+payload_container_runtime "$CTK" | put nvidia-container-toolkit-base "$CTK-1" /usr/bin/nvidia-container-runtime 0755
+payload_container_config @/sbin/ldconfig.real | put nvidia-container-toolkit-base "$CTK-1" /etc/nvidia-container-runtime/config.toml 0644
 printf '/etc/nvidia-container-runtime/config.toml\n' | script nvidia-container-toolkit-base "$CTK-1" conffiles
 mkdeb nvidia-container-toolkit-base "$CTK-1" "" "NVIDIA Container Toolkit Base" "utils"
 lib libnvidia-container1 "$CTK-1" libnvidia-container.so.1 "libnvidia-container.so.$CTK"
 mkdeb libnvidia-container1 "$CTK-1" "" "NVIDIA container runtime library" "libs"
-put libnvidia-container-tools "$CTK-1" /usr/bin/nvidia-container-cli 0755 <<EOF2
-#!/bin/sh
-printf 'cli-version: $CTK\nlib-version: $CTK\n'
-EOF2
+payload_container_cli "$CTK" | put libnvidia-container-tools "$CTK-1" /usr/bin/nvidia-container-cli 0755
 mkdeb libnvidia-container-tools "$CTK-1" "libnvidia-container1 (>= $CTK-1), libnvidia-container1 (<< 2.0.0)" "NVIDIA container runtime library (command-line tools)" "utils"
 put nvidia-container-toolkit "$CTK-1" /usr/bin/nvidia-container-runtime-hook 0755 <<'EOF2'
 #!/bin/sh
@@ -528,7 +425,8 @@ done
 gpg_q --armor --export "$FPR" >"$OUT/www/libnvidia-container/gpgkey"
 gpg_q --armor --export "$WRONG" >"$OUT/www/libnvidia-container/wrong-key.pub"
 gpgconf --kill all >/dev/null 2>&1 || true
-rm -rf "$GNUPGHOME" "$OUT/stage"
+# The key stays in OUTDIR/gnupg for mirror/build-rpm.sh (which signs the rpm half and removes it).
+rm -rf "$OUT/stage"
 
 # --- TLS: throwaway CA and a server certificate for IP 127.0.0.1 --------------------------------
 (

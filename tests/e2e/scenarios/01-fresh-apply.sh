@@ -43,10 +43,7 @@ v=$(pkg_version libnccl-dev)
 if [[ -n "$v" ]]; then assert_eq "libnccl-dev matches CUDA 12.4 when installed" 2.21.5-1+cuda12.4 "$v"; fi
 assert_pkg nvidia-container-toolkit 1.17.3-1
 
-PROF=$ROOT/etc/profile.d/gpuprov-cuda.sh
-assert_file "profile.d snippet" "$PROF"
-out=$(in_root "$ROOT" 10 sh -c '. /etc/profile.d/gpuprov-cuda.sh && nvcc --version' 2>&1 || true)
-check "nvcc 12.4 on PATH after sourcing /etc/profile.d/gpuprov-cuda.sh" grep -q 'release 12\.4, V12\.4\.131' <<<"$out"
+assert_nvcc_on_path 12.4 12.4.131
 
 BL=$ROOT/etc/modprobe.d/blacklist-nouveau.conf
 assert_grep "nouveau blacklisted" '^blacklist nouveau$' "$BL"

@@ -6,24 +6,7 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/scenario.sh"
 scenario_begin clean
 
-touch "$ROOT/tmp/e2e-slow"      # cuda-toolkit-12-4's postinst now announces itself and sleeps 8 s
-GP_STDOUT=$OUT/killed.stdout
-GP_STDERR=$OUT/killed.stderr
-in_root "$ROOT" 300 gpuprov apply "$PROFILE_IN_ROOT" --yes >"$GP_STDOUT" 2>"$GP_STDERR" &
-bg=$!
-if wait_for 240 "cuda-toolkit-12-4 postinst to start" test -s "$ROOT/tmp/e2e-slow-started"; then
-    sleep 1
-    log "killing every process in the root: $(procs_in_root | paste -sd' ')"
-    kill_procs_in_root || fail "processes survived kill -9"
-    wait "$bg" 2>/dev/null || true
-    pass "gpuprov killed during the slow postinst"
-else
-    fail "the slow postinst never started (apply exited early?)"
-    tail -n 30 "$GP_STDERR" >&2 || true
-    kill_procs_in_root || true
-    wait "$bg" 2>/dev/null || true
-fi
-rm -f "$ROOT/tmp/e2e-slow"
+apply_killed_in_slow_script # while cuda-toolkit-12-4's postinst sleeps
 # shellcheck disable=SC2016 # dpkg-query format
 status=$(in_root "$ROOT" 10 dpkg-query -W -f='${Status}' cuda-toolkit-12-4 2>/dev/null || true)
 log "after the kill: cuda-toolkit-12-4 status '$status'; dpkg --audit: $(dpkg_audit | head -n 3 | paste -sd' ')"

@@ -55,15 +55,7 @@ check "no driver module before the reboot" test ! -e "$ROOT/proc/driver/nvidia/v
 rm -f "$ROOT/tmp/p.yaml"
 rootfs_reboot "$ROOT"
 check "the module DKMS built loads at boot" grep -q "Kernel Module  $E2E_DRIVER_VERSION " "$ROOT/proc/driver/nvidia/version"
-execstart=$(sed -n 's/^ExecStart=//p' "$ROOT$UNIT" 2>/dev/null | head -n 1)
-if [[ -z "$execstart" ]]; then
-    fail "no ExecStart to run after the reboot"
-    scenario_end
-fi
-read -r -a argv <<<"$execstart"   # word split only; never evaluated by a shell
-check "ExecStart runs the installed gpuprov" test "${argv[0]}" = /usr/local/bin/gpuprov
-gp "${argv[@]:1}"
-expect_rc "resume unit's ExecStart after the reboot" 0
+run_resume_unit "$UNIT"
 assert_no_file "resume unit removed when done" "$ROOT$UNIT"
 assert_no_file "resume unit's wants symlink removed" "$ROOT$WANTS"
 assert_eq "journal result" "done" "$(journal_result)"

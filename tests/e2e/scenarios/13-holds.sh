@@ -30,10 +30,7 @@ P=/etc/gpuprov/e2e-holds.yaml
 
 gp plan "$P" --json
 expect_rc "plan" 0
-planned=$("$E2E_PYTHON" -c 'import json, sys
-t = json.load(open(sys.argv[1]))["transaction"]
-for i in t["install"]:
-    if i["hold"]: print(i["name"], i["version"])' "$GP_STDOUT" | sort)
+planned=$(planned_holds "$GP_STDOUT")
 log "planned held packages: $(paste -sd, <<<"$planned")"
 for p in cuda-drivers-550 nvidia-driver-550 nvidia-dkms-550 libnvidia-compute-550; do
     check "plan marks $p held at $E2E_DRIVER_VERSION-1" grep -qx "$p $E2E_DRIVER_VERSION-1" <<<"$planned"

@@ -1,0 +1,139 @@
+# shellcheck shell=bash
+# Per-scenario helpers for the EL scenarios (scenarios/3x-el-*.sh): like lib/scenario.sh, on an
+# EL-shaped root (lib/rootfs_el.sh) with real dnf and rpm against the rpm half of the mirror.
+# EL_OS=rocky-9 (default) or rhel-8 before sourcing picks the host.
+
+EL_OS=${EL_OS:-rocky-9}
+EL_MAJOR=${EL_OS##*-}
+case "$EL_MAJOR" in
+    8) SIM_KERNEL=${SIM_KERNEL:-4.18.0-513.5.1.el8_9.x86_64} ;;
+    9) SIM_KERNEL=${SIM_KERNEL:-5.14.0-362.24.1.el9_3.x86_64} ;;
+    *) echo "scenario_el.sh: EL_OS=$EL_OS is not rocky-9 or rhel-8" >&2; exit 1 ;;
+esac
+PROFILE_TEMPLATE=e2e-el.yaml.in
+EL_CUDA_KEY=D42D0685.pub
+# shellcheck source=lib/scenario.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scenario.sh"
+# shellcheck source=lib/rootfs_el.sh
+source "$E2E_DIR/lib/rootfs_el.sh"
+
+# el_scenario_begin clean|nouveau [--no-gpuprov]
+el_scenario_begin() {
+    begin_args "$@"
+    local mode=$BEGIN_MODE want_bin=$BEGIN_WANT_BIN
+    ROOT=$(rootfs_el_new "$SCENARIO") || die "could not build the EL root"
+    rootfs_simulate_host "$ROOT" "$mode"
+    # EL's boot files, not Debian's: /boot/initramfs-<kver>.img (dracut), no initrd.img.
+    rm -f "$ROOT/boot/initrd.img-$SIM_KERNEL" "$ROOT/boot/vmlinuz-$SIM_KERNEL" "$ROOT/boot/config-$SIM_KERNEL"
+    printf 'e2e placeholder initramfs\n' >"$ROOT/boot/initramfs-$SIM_KERNEL.img"
+    printf 'e2e placeholder kernel\n' >"$ROOT/lib/modules/$SIM_KERNEL/vmlinuz"
+    rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
+    rootfs_el_host "$ROOT" "$EL_OS" || die "could not make $ROOT an $EL_OS host"
+    rootfs_install_systemctl "$ROOT"
+    rootfs_el_install_tools "$ROOT"
+    render_profile "$EL_CUDA_KEY"
+    if ((want_bin)); then
+        rootfs_install_gpuprov "$ROOT" || scenario_end
+    fi
+    log "scenario $SCENARIO: $EL_OS root $ROOT (kernel $SIM_KERNEL)"
+}
+
+# A reboot on EL: the nouveau blacklist takes effect only when it is inside the initramfs dracut
+# built (nouveau loads from the initramfs before the root's /etc/modprobe.d is read).
+el_reboot() {
+    local had_nouveau=0
+    grep -q '^nouveau ' "$ROOT/proc/modules" && had_nouveau=1
+    rootfs_reboot "$ROOT"
+    if ((had_nouveau)) && ! grep -qs '^blacklist nouveau' "$ROOT/boot/initramfs-$SIM_KERNEL.img"; then
+        log "reboot: the initramfs has no nouveau blacklist: nouveau loads again"
+        rootfs_simulate_host_nouveau_again
+    fi
+}
+rootfs_simulate_host_nouveau_again() {
+    mkdir -p "$ROOT/sys/module/nouveau/parameters"
+    printf '%s\n' -1 >"$ROOT/sys/module/nouveau/parameters/modeset"
+    grep -q '^nouveau ' "$ROOT/proc/modules" ||
+        printf 'nouveau 2809856 0 - Live 0x0000000000000000\ndrm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000\n' \
+            >>"$ROOT/proc/modules"
+}
+
+# The rpm view of the root (the root's own rpm, its own database).
+rpm_evr() { # NAME -> [epoch:]version-release of the installed package(s), one per line; empty when none
+    in_root "$ROOT" 30 rpm -q --qf '%{EPOCH}:%{VERSION}-%{RELEASE}\n' "$1" 2>/dev/null |
+        sed -n 's/^(none)://p; /^[0-9][0-9]*:/p' || true
+}
+assert_rpm() { # NAME EVR
+    assert_eq "rpm $1 installed at $2" "$2" "$(rpm_evr "$1")"
+}
+assert_no_rpm() {
+    local v
+    v=$(rpm_evr "$1")
+    if [[ -z "$v" ]]; then pass "rpm $1 not installed"; else fail "rpm $1 must not be installed (found $v)"; fi
+}
+rpm_all() { # every installed NEVRA with its install time, sorted
+    in_root "$ROOT" 60 rpm -qa --qf '%{NAME}-%{EPOCH}:%{VERSION}-%{RELEASE}.%{ARCH} %{INSTALLTIME}\n' | LC_ALL=C sort
+}
+rpm_verify_all() { # rpm -Va: files changed since install (empty on a consistent root, configs aside)
+    in_root "$ROOT" 120 rpm -Va --nomtime 2>&1 | grep -v ' c /' || true
+}
+# The rpm database, byte for byte (sqlite file and its WAL), and dnf's history.
+rpmdb_digest() {
+    (cd "$ROOT" && sha256sum var/lib/rpm/rpmdb.sqlite var/lib/rpm/rpmdb.sqlite-wal var/lib/dnf/history.sqlite* 2>/dev/null) || true
+}
+versionlock_list() { grep -v '^#' "$ROOT/etc/dnf/plugins/versionlock.list" 2>/dev/null | sed '/^$/d' || true; }
+enabled_stream() { # MODULE -> the stream dnf has enabled, from /etc/dnf/modules.d
+    sed -n '/^state=enabled/{x;p;d}; /^stream=/h' "$ROOT/etc/dnf/modules.d/$1.module" 2>/dev/null | sed 's/^stream=//'
+}
+dnf_in_root() { in_root "$ROOT" "${DNF_TIMEOUT:-300}" dnf "$@"; }
+
+# Logging shims for the no-op scenario: every dnf/rpm/dracut call appends its argv to
+# /var/log/e2e-calls.log, one line per call (newlines inside an argument, as in rpm's --qf, become spaces).
+install_call_log_shims() {
+    local tool real
+    for tool in dnf rpm dracut; do
+        real=$(in_root "$ROOT" 5 sh -c "command -v $tool") || continue
+        mv "$ROOT$real" "$ROOT$real.e2e-real"
+        cat >"$ROOT$real" <<SHIM
+#!/bin/sh
+printf '%s\\n' "$tool \$(printf '%s ' "\$@" | tr '\\n' ' ')" >>/var/log/e2e-calls.log
+exec "$real.e2e-real" "\$@"
+SHIM
+        chmod 0755 "$ROOT$real"
+    done
+}
+
+# What a converged cv-train EL host has, read from rpm, dnf's files and the simulated kernel
+# (the driver branch 550's newest build from its module stream, CUDA 12.4's builds).
+EL_DRIVER_EVR=3:550.90.07-1.el$EL_MAJOR
+el_driver_closure() { # the packages NVIDIA's 550-dkms stream installs for nvidia-driver-cuda
+    printf '%s\n' nvidia-driver nvidia-driver-cuda nvidia-driver-cuda-libs kmod-nvidia-latest-dkms \
+        nvidia-kmod-common nvidia-persistenced
+}
+assert_el_converged() {
+    assert_eq "nvidia-driver module stream enabled" 550-dkms "$(enabled_stream nvidia-driver)"
+    local p
+    for p in $(el_driver_closure); do assert_rpm "$p" "$EL_DRIVER_EVR"; done
+    assert_no_rpm kmod-nvidia-open-dkms
+    assert_no_rpm cuda-drivers            # the floating meta would pull branch 560
+    assert_rpm kernel-devel "${SIM_KERNEL%.x86_64}" # for the running kernel, not the newer one
+    assert_rpm dkms "3.0.13-1.el$EL_MAJOR"
+    assert_rpm cuda-toolkit-12-4 12.4.1-1
+    # cuda-toolkit-12-4's %post registers it with alternatives (lost if that %post was killed).
+    assert_eq "/usr/local/cuda resolves to the 12.4 toolkit" "$ROOT/usr/local/cuda-12.4" \
+        "$(in_root "$ROOT" 5 readlink -f /usr/local/cuda | sed "s|^|$ROOT|")"
+    assert_no_rpm cuda-toolkit-12-5
+    assert_no_rpm cuda-12-4               # cuda-X-Y drags a driver in; never used
+    assert_rpm libcudnn9-cuda-12 9.1.0.70-1
+    assert_rpm libnccl 2.21.5-1+cuda12.4
+    local v
+    v=$(rpm_evr libnccl-devel)
+    if [[ -n "$v" ]]; then assert_eq "libnccl-devel matches CUDA 12.4 when installed" 2.21.5-1+cuda12.4 "$v"; fi
+    assert_rpm nvidia-container-toolkit 1.17.3-1
+    assert_eq "dkms built the module for the running kernel" \
+        "nvidia/550.90.07, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
+    check "the loaded module is the installed build" grep -q "Kernel Module  550.90.07 " "$ROOT/proc/driver/nvidia/version"
+    assert_eq "no package installed twice" "" "$(in_root "$ROOT" 60 rpm -qa --qf '%{NAME}.%{ARCH}\n' | grep -v '^gpg-pubkey\.' | sort | uniq -d)"
+    assert_eq "rpm -Va: every installed file intact" "" "$(rpm_verify_all)"
+    assert_eq "journal result" "done" "$(journal_result)"
+    assert_no_tmp_files
+}

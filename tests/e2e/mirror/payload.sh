@@ -1,0 +1,125 @@
+# shellcheck shell=bash
+# The stand-in payload both halves of the test mirror package (mirror/build.sh as .debs,
+# mirror/build-rpm.sh as .rpms), so the tools behave the same on both families. Each function
+# prints one file's content; the caller decides where it goes. Sourced, never executed.
+
+# mkso SONAME OUTFILE: a tiny real ELF shared object, so ldconfig caches it and `ldconfig -p` lists it.
+mkso() {
+    local d
+    d=$(mktemp -d) # the source's name (so.c) is in the object's symbol table: keep it fixed
+    printf 'int gpuprov_e2e_stub_%s(void) { return 0; }\n' "$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)" >"$d/so.c"
+    "${CC:-cc}" -shared -fPIC -nostdlib -Wl,-soname,"$1" -o "$2" "$d/so.c"
+    rm -rf "$d"
+}
+
+# nvidia-persistenced: sets the simulated persistence state and exits; needs the loaded module.
+payload_persistenced() {
+    cat <<'DAEMON'
+#!/bin/sh
+# gpuprov e2e stand-in for nvidia-persistenced: sets the simulated persistence state and exits.
+if [ ! -r /proc/driver/nvidia/version ]; then
+    echo "nvidia-persistenced failed to initialize. Check syslog for more details." >&2
+    exit 1
+fi
+mkdir -p /var/lib/nvidia-stub
+case " $* " in
+    *" --no-persistence-mode "*) rm -f /var/lib/nvidia-stub/persistence ;;
+    *) touch /var/lib/nvidia-stub/persistence ;;
+esac
+exit 0
+DAEMON
+}
+
+# NVIDIA's unit starts the daemon with --no-persistence-mode (hence the override NVIDIA's ansible
+# role, and gpuprov, install).
+payload_persistenced_unit() {
+    cat <<'UNIT'
+[Unit]
+Description=NVIDIA Persistence Daemon
+Wants=syslog.target
+
+[Service]
+Type=forking
+ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose
+ExecStopPost=/bin/rm -rf /var/run/nvidia-persistenced
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+}
+
+payload_fabricmanager() { # VERSION
+    printf '#!/bin/sh\necho "Fabric Manager version is : %s"\n' "$1"
+}
+payload_fabricmanager_unit() {
+    cat <<'UNIT'
+[Unit]
+Description=NVIDIA fabric manager service
+
+[Service]
+Type=forking
+ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+}
+
+# nvcc --version as the real 12.2 / 12.4 / 12.5 print it (tests/fixtures/e2e/nvcc holds 12.4's).
+payload_nvcc_text() { # X.Y
+    case "$1" in
+        12.2) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2023 NVIDIA Corporation\nBuilt on Tue_Aug_15_22:02:13_PDT_2023\nCuda compilation tools, release 12.2, V12.2.140\nBuild cuda_12.2.r12.2/compiler.33191640_0\n' ;;
+        12.4) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2024 NVIDIA Corporation\nBuilt on Thu_Mar_28_02:18:24_PDT_2024\nCuda compilation tools, release 12.4, V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0\n' ;;
+        12.5) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2024 NVIDIA Corporation\nBuilt on Wed_Jun__5_21:45:11_PDT_2024\nCuda compilation tools, release 12.5, V12.5.82\nBuild cuda_12.5.r12.5/compiler.34385749_0\n' ;;
+        *) echo "payload_nvcc_text: no nvcc text for $1" >&2; return 1 ;;
+    esac
+}
+payload_nvcc() { # X.Y: the nvcc stand-in script
+    printf '#!/bin/sh\n# gpuprov e2e stand-in for nvcc %s\ncat <<'"'"'NVCC'"'"'\n' "$1"
+    payload_nvcc_text "$1"
+    printf 'NVCC\n'
+}
+payload_cuda_version_json() { # FULL NVCC-VERSION
+    cat <<JSON
+{
+   "cuda" : {
+      "name" : "CUDA SDK",
+      "version" : "$1"
+   },
+   "cuda_cudart" : {
+      "name" : "CUDA Runtime (cudart)",
+      "version" : "$2"
+   },
+   "cuda_nvcc" : {
+      "name" : "CUDA NVCC",
+      "version" : "$2"
+   }
+}
+JSON
+}
+
+payload_container_runtime() { # VERSION
+    printf '#!/bin/sh\necho "NVIDIA Container Runtime version %s"\n' "$1"
+}
+payload_container_cli() { # VERSION
+    printf '#!/bin/sh\nprintf '"'"'cli-version: %s\\nlib-version: %s\\n'"'"'\n' "$1" "$1"
+}
+# The toolkit's config.toml; LDCONFIG is "@/sbin/ldconfig.real" on Debian/Ubuntu, "@/sbin/ldconfig" on EL.
+payload_container_config() { # LDCONFIG
+    cat <<EOF2
+#accept-nvidia-visible-devices-as-volume-mounts = false
+#accept-nvidia-visible-devices-envvar-when-unprivileged = true
+disable-require = false
+supported-driver-capabilities = "compat32,compute,display,graphics,ngx,utility,video"
+
+[nvidia-container-cli]
+environment = []
+ldconfig = "$1"
+load-kmods = true
+
+[nvidia-container-runtime]
+log-level = "info"
+mode = "auto"
+runtimes = ["docker-runc", "runc", "crun"]
+EOF2
+}
