@@ -84,6 +84,22 @@ public:
         if (!req.scratch_dir.empty()) {
             const auto view = make_view(sys, req);
             argv.insert(argv.end(), view.begin(), view.end());
+            // With repo_gpgcheck dnf asks before it trusts a repository's key, --assumeno
+            // answers no, and the metadata download fails ("repomd.xml GPG signature
+            // verification error"). Reading the metadata first with -y imports the key (the
+            // pinned one, already checked) into the private cache's keyring only: rpm's
+            // database is not touched.
+            std::vector<std::string> fill{"dnf", "-y"};
+            fill.insert(fill.end(), view.begin(), view.end());
+            fill.push_back("makecache");
+            const auto m = sys.query({.argv = fill, .timeout = 900s, .idle_timeout = 300s});
+            if (!m.ok()) {
+                t.simulated_with = display_argv(fill);
+                t.error = fmt::format("dnf could not read the repositories (`{}` exit {}): {}",
+                                      t.simulated_with, m.exit_code,
+                                      tail_lines(m.err.empty() ? m.out : m.err, 6));
+                return t;
+            }
         }
         std::optional<std::string> stdin_data;
         if (req.removals.empty() && req.modules.empty()) {
@@ -122,7 +138,9 @@ public:
         // gpuprov names each .repo file after the one repository id inside it
         // (/etc/yum.repos.d/gpuprov-cuda.repo holds [gpuprov-cuda]); --repo limits dnf to it.
         auto id = std::filesystem::path(source_file).stem().string();
-        return {.argv = {"dnf", "makecache", "--refresh", "--repo", id},
+        // -y: the first read of a repo_gpgcheck repository imports its key (the pinned one
+        // gpuprov just wrote), which dnf otherwise asks about and, without a terminal, refuses.
+        return {.argv = {"dnf", "-y", "makecache", "--refresh", "--repo", id},
                 .timeout = 900s,
                 .idle_timeout = 300s};
     }

@@ -221,11 +221,27 @@ TEST_F(DnfTest, SimulationWithRemovalsFeedsTheShellScript) {
     EXPECT_EQ(t.actions.back(), act(Kind::remove, "cuda-toolkit-12-8", "12.8.1-1", ""));
 }
 
+TEST_F(DnfTest, SimulationStopsWhenThePrivateCacheCannotBeFilled) {
+    sys.on_command_prefix({"dnf", "-y"}, [](const Command&) {
+        return CommandResult{.exit_code = 1,
+                             .err = "Error: Failed to download metadata for repo 'gpuprov-cuda': "
+                                    "Cannot download repomd.xml\n"};
+    });
+    const auto t =
+        dnf->simulate(sys, {.installs = {{"nvidia-open", ""}}, .scratch_dir = "/tmp/sim"});
+    EXPECT_NE(t.error.find("could not read the repositories"), std::string::npos) << t.error;
+    EXPECT_NE(t.error.find("Cannot download repomd.xml"), std::string::npos) << t.error;
+    EXPECT_EQ(sys.queries.size(), 1u); // no resolution against an empty cache
+}
+
 TEST_F(DnfTest, SimulationViewReplacesTheSystemsRepoFile) {
     sys.add_file("/etc/yum.repos.d/rocky.repo", "[baseos]\n");
     sys.add_file("/etc/yum.repos.d/gpuprov-cuda.repo", "[gpuprov-cuda]\nold\n");
     sys.on_command_prefix({"dnf", "--assumeno"}, [](const Command&) {
         return CommandResult{.out = "Dependencies resolved.\nNothing to do.\n"};
+    });
+    sys.on_command_prefix({"dnf", "-y"}, [](const Command&) {
+        return CommandResult{.out = "Metadata cache created.\n"};
     });
     const auto t = dnf->simulate(
         sys, {.installs = {{"nvidia-open", ""}},
@@ -233,9 +249,14 @@ TEST_F(DnfTest, SimulationViewReplacesTheSystemsRepoFile) {
               .repos = {SimulatedRepo{.replaces_source = "/etc/yum.repos.d/gpuprov-cuda.repo",
                                       .source_text = "[gpuprov-cuda]\nnew\n"}}});
     EXPECT_TRUE(t.error.empty()) << t.error;
-    EXPECT_EQ(
-        sys.queries.front(),
-        (std::vector<std::string>{"dnf", "--assumeno", "--setopt=reposdir=/tmp/sim/yum.repos.d",
+    // The private cache is filled first with -y (a repo_gpgcheck key is accepted there, never
+    // in rpm's database), then --assumeno resolves against it.
+    ASSERT_EQ(sys.queries.size(), 2u);
+    EXPECT_EQ(sys.queries[0],
+              (std::vector<std::string>{"dnf", "-y", "--setopt=reposdir=/tmp/sim/yum.repos.d",
+                                        "--setopt=cachedir=/tmp/sim/cache", "makecache"}));
+    EXPECT_EQ(sys.queries[1], (std::vector<std::string>{
+                                  "dnf", "--assumeno", "--setopt=reposdir=/tmp/sim/yum.repos.d",
                                   "--setopt=cachedir=/tmp/sim/cache", "install", "nvidia-open"}));
     EXPECT_EQ(sys.read_link("/tmp/sim/yum.repos.d/rocky.repo"),
               std::filesystem::path("/etc/yum.repos.d/rocky.repo"));
@@ -283,9 +304,9 @@ TEST(Versionlock, EntriesAreGlobsOverNevra) {
 }
 
 TEST_F(DnfTest, RefreshesOnlyItsOwnRepoAndWaitsOnRpmsLocks) {
-    EXPECT_EQ(
-        dnf->refresh_source("/etc/yum.repos.d/gpuprov-cuda.repo").argv,
-        (std::vector<std::string>{"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"}));
+    EXPECT_EQ(dnf->refresh_source("/etc/yum.repos.d/gpuprov-cuda.repo").argv,
+              (std::vector<std::string>{"dnf", "-y", "makecache", "--refresh", "--repo",
+                                        "gpuprov-cuda"}));
     EXPECT_EQ(dnf->lock_files(),
               (std::vector<std::string>{"/var/lib/rpm/.rpm.lock", "/var/lib/dnf/rpmdb_lock.pid"}));
     sys.set_lock_holder("/var/lib/rpm/.rpm.lock", 4242, 3);

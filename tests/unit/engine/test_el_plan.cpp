@@ -189,6 +189,9 @@ TEST(ElPlan, OneDnfTransactionEnablesTheStreamAndInstallsThePins) {
     auto plan = run.plan();
     std::optional<std::string> fed;
     Strings argv;
+    host.sys.on_command_prefix({"dnf", "-y"}, [](const Command&) {
+        return CommandResult{.out = "Metadata cache created.\n"};
+    });
     host.sys.on_command_prefix({"dnf", "--assumeno"}, [&](const Command& c) {
         fed = c.stdin_data;
         argv = c.argv;

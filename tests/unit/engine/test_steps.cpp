@@ -306,7 +306,7 @@ TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
     }
     EXPECT_EQ(targets, (std::vector<std::string>{"/etc/pki/rpm-gpg/gpuprov-cuda.asc",
                                                  "/etc/yum.repos.d/gpuprov-cuda.repo",
-                                                 "dnf makecache --refresh --repo gpuprov-cuda"}));
+                                                 "dnf -y makecache --refresh --repo gpuprov-cuda"}));
     // The index plan resolves from is the rpm-md one.
     EXPECT_EQ(run.ctx().repos.repo("cuda").index->newest("nvidia-open")->version,
               "3:580.95.05-1.el9");
@@ -318,7 +318,7 @@ TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
         dnf_cache_dir_name("gpuprov-cuda", "https://mirror.test/cuda/rhel9/x86_64/") +
         "/repodata/repomd.xml";
     host.sys.on_command_prefix(
-        {"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"}, [&](const Command&) {
+        {"dnf", "-y", "makecache", "--refresh", "--repo", "gpuprov-cuda"}, [&](const Command&) {
             host.sys.add_file(dnf_repomd, read_fixture("repo/rpm/repomd.xml"));
             return CommandResult{};
         });
@@ -348,7 +348,7 @@ TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
     const auto again = run.check("cuda-repo");
     EXPECT_EQ(again.status, StepStatus::pending);
     EXPECT_EQ(enginetest::targets(again, Change::Kind::command),
-              Strings{"dnf makecache --refresh --repo gpuprov-cuda"});
+              Strings{"dnf -y makecache --refresh --repo gpuprov-cuda"});
     EXPECT_EQ(again.changes.size(), 1u);
     // An older repomd in dnf's cache than the one gpuprov verified is stale too.
     auto older = read_fixture("repo/rpm/repomd.xml");
@@ -364,7 +364,7 @@ TEST_F(Steps, CudaRepoOnElPutsBothFilesBackWhenTheRefreshFails) {
     make_el_host(host);
     StepRunner run(host, profile);
     const auto r = run.check("cuda-repo");
-    host.sys.on_command({"dnf", "makecache", "--refresh", "--repo", "gpuprov-cuda"},
+    host.sys.on_command({"dnf", "-y", "makecache", "--refresh", "--repo", "gpuprov-cuda"},
                         CommandResult{.exit_code = 1, .err = "Error: Failed to download metadata"});
     EXPECT_THROW(run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare), Error);
     EXPECT_FALSE(host.sys.exists("/etc/yum.repos.d/gpuprov-cuda.repo"));
