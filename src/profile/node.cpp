@@ -103,6 +103,13 @@ Node convert(const YAML::Node& y, const std::string& source, const SourcePos& ke
 
 } // namespace
 
+Node::Node() = default;
+Node::~Node() = default;
+Node::Node(const Node&) = default;
+Node::Node(Node&&) noexcept = default;
+Node& Node::operator=(const Node&) = default;
+Node& Node::operator=(Node&&) noexcept = default;
+
 const Node* Node::find(std::string_view key) const {
     const auto it =
         std::find_if(map.begin(), map.end(), [&](const auto& kv) { return kv.first == key; });
