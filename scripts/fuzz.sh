@@ -88,12 +88,16 @@ for t in "${targets[@]}"; do
     if [[ $t == fuzz_pci ]]; then
         pci_seeds "$seeds"
     else
-        for f in $(seeds_of "$t"); do cp "$f" "$seeds/$(echo "${f#$fx/}" | tr / _)"; done
+        # -L: a few fixture trees hold relative links (cudnn_version.h); dangling ones are skipped.
+        for f in $(seeds_of "$t"); do
+            [[ -f $f ]] && cp -L "$f" "$seeds/$(echo "${f#$fx/}" | tr / _)"
+        done
     fi
     [[ $t == fuzz_rpm_primary ]] && for f in "$seeds"/*.gz; do gzip -dc "$f" >"${f%.gz}"; done
     dict=()
     [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
     log=$work/$t.log
+    [[ -x build-san/fuzz/$t ]] || { echo "fuzz.sh: build-san/fuzz/$t not built (run without --no-build)" >&2; exit 2; }
     echo "== $t: ${seconds}s, $(ls "$seeds" | wc -l) seeds, $(ls "$corpus" | wc -l) in corpus" >&2
     # -timeout: one input taking over 10 s is a finding (every parser must be bounded in time);
     # -rss_limit_mb: so is one needing 2 GB.
