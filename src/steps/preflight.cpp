@@ -169,7 +169,7 @@ public:
         }
         if (ctx.profile.driver && f.secure_boot.value_or(false) &&
             ctx.profile.driver->flavor != "server") {
-            blocked.emplace_back(
+            blocked.push_back(
                 "Secure Boot is enabled: the DKMS-built NVIDIA module is unsigned and will not "
                 "load. Enroll a MOK (mokutil --import /var/lib/dkms/mok.pub, confirm at next boot) "
                 "and re-run, or disable Secure Boot in the firmware");
