@@ -76,8 +76,11 @@ public:
     [[nodiscard]] virtual std::vector<std::string> installed_names(const System& sys) const = 0;
     /// A reader for install()'s stdout that calls `report` with each progress update the
     /// package manager prints (percent 0-100, what it is doing); empty when it prints none.
+    /// (By value: the overrides move `report` into the reader they return.)
     [[nodiscard]] virtual std::function<void(std::string_view)>
-    progress_reader(std::function<void(double percent, std::string_view what)> report) const {
+    progress_reader(std::function<void(double percent, std::string_view what)>
+                        report) // NOLINT(performance-unnecessary-value-param)
+        const {
         (void)report;
         return {};
     }

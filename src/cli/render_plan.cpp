@@ -7,7 +7,7 @@
 namespace gpuprov::cli {
 
 std::string status_word(StepStatus status, bool color) {
-    const auto word = std::string(to_string(status));
+    auto word = std::string(to_string(status));
     if (!color) {
         return word;
     }

@@ -630,7 +630,7 @@ private:
         if (m_opt.profile_text.empty()) {
             return m_opt.profile_arg;
         }
-        const auto path = installed_profile_path(m_profile.name);
+        auto path = installed_profile_path(m_profile.name);
         if (path != m_opt.profile_arg && m_sys.read_file(path) != m_opt.profile_text) {
             m_sys.write_file_atomic(path, m_opt.profile_text, 0644);
         }

@@ -103,7 +103,7 @@ public:
 
     std::string fingerprint(const YAML::Node& map, const std::string& key) const {
         const auto node = required(map, key);
-        const auto value = string(map, key);
+        auto value = string(map, key);
         const bool hex = std::all_of(value.begin(), value.end(), [](char c) {
             return std::isxdigit(static_cast<unsigned char>(c)) != 0 &&
                    std::islower(static_cast<unsigned char>(c)) == 0;
@@ -360,10 +360,11 @@ std::vector<DriverBranchInfo> read_branches(const Reader& r, const YAML::Node& l
             }
         }
         b.eol = r.string(row, "eol");
-        const bool month = b.eol.size() == 7 && b.eol[4] == '-' &&
-                           std::all_of(b.eol.begin(), b.eol.end(), [](char ch) {
-                               return ch == '-' || std::isdigit(static_cast<unsigned char>(ch));
-                           });
+        const bool month =
+            b.eol.size() == 7 && b.eol[4] == '-' &&
+            std::all_of(b.eol.begin(), b.eol.end(), [](char ch) {
+                return ch == '-' || std::isdigit(static_cast<unsigned char>(ch)) != 0;
+            });
         if (b.eol != "ended" && !month) {
             r.fail(row["eol"], "'eol' must be a year-month such as \"2026-06\", or ended");
         }

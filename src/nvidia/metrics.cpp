@@ -169,6 +169,7 @@ std::optional<double> parse_rfc3339(std::string_view text) {
     char t = 0;
     const std::string s(trim(text));
     int used = 0;
+    // NOLINTNEXTLINE(cert-err34-c): widths bounded, all seven conversions checked below
     if (std::sscanf(s.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d%n", &year, &month, &day, &t, &hour,
                     &minute, &second, &used) != 7 ||
         (t != 'T' && t != 't' && t != ' ')) {

@@ -28,7 +28,8 @@ std::optional<double> number(std::string_view v) {
 
 std::optional<std::uint64_t> mib(std::string_view v) {
     auto d = number(v);
-    if (!d || *d < 0) {
+    // 2^64 and above do not convert (undefined behaviour; fuzz/fuzz_smi_query found "1e55").
+    if (!d || *d < 0 || *d >= 18446744073709551616.0) {
         return std::nullopt;
     }
     return static_cast<std::uint64_t>(*d);

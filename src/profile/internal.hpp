@@ -20,6 +20,15 @@ struct Node {
     SourcePos pos;     ///< where the value starts
     SourcePos key_pos; ///< where its key starts (the value's own position at the root)
 
+    // Defined in node.cpp, where Node is complete: clang with libstdc++ rejects implicit ones
+    // (std::pair<std::string, Node> would be instantiated while Node is still incomplete).
+    Node();
+    ~Node();
+    Node(const Node&);
+    Node(Node&&) noexcept;
+    Node& operator=(const Node&);
+    Node& operator=(Node&&) noexcept;
+
     [[nodiscard]] const Node* find(std::string_view key) const;
     [[nodiscard]] Node* find(std::string_view key);
     [[nodiscard]] bool is_map() const { return kind == Kind::map; }

@@ -22,7 +22,7 @@ std::string digest_hex(const EVP_MD* md, std::string_view data) {
     }
     static constexpr char hex[] = "0123456789abcdef";
     std::string s;
-    s.reserve(2 * len);
+    s.reserve(std::size_t{2} * len);
     for (unsigned i = 0; i < len; ++i) {
         s += hex[out[i] >> 4];
         s += hex[out[i] & 0xf];

@@ -109,7 +109,7 @@ std::string find_executable(const std::string& name, const std::vector<std::stri
         if (dir.empty() || dir[0] != '/') {
             continue; // "" and relative entries mean the current directory: never for gpuprov
         }
-        const auto candidate = dir + "/" + name;
+        auto candidate = dir + "/" + name;
         struct stat st {};
         if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
             ::eaccess(candidate.c_str(), X_OK) == 0) {

@@ -246,7 +246,7 @@ std::optional<int> LocalSystem::lock_holder(const fs::path& path) const {
         if (errno == EWOULDBLOCK) {
             char buf[24] = {};
             const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
-            const int pid = n > 0 ? std::atoi(buf) : 0;
+            const int pid = n > 0 ? std::atoi(buf) : 0; // NOLINT(cert-err34-c): garbage is 0 → -1
             holder = pid > 0 ? pid : -1;
         }
     } else {

@@ -77,3 +77,18 @@ TEST(SmiQuery, ErrorTextYieldsNoRows) {
         parse_smi_query(read_fixture("cmd/nvidia-smi/error-driver-not-loaded.txt")).empty());
     EXPECT_TRUE(parse_smi_query("").empty());
 }
+
+// fuzz/fuzz_smi_query found it: a memory value past 2^64 MiB was cast to uint64 (undefined
+// behaviour, caught by UBSan). It is no reading at all, so it is absent like a sentinel.
+TEST(SmiQuery, MemoryBeyondWhatUint64HoldsIsAbsent) {
+    const auto gpus =
+        parse_smi_query("0, GPU-1, NVIDIA A100-SXM4-40GB, 00000000:10:1C.0, 580.126.09, 1e55, "
+                        "18446744073709551616, 11, 41, 67.00, 400.00, Enabled, Disabled\n"
+                        "1, GPU-2, NVIDIA A100-SXM4-40GB, 00000000:10:1D.0, 580.126.09, 40960, "
+                        "18446744073709549568, 11, 41, 67.00, 400.00, Enabled, Disabled\n");
+    ASSERT_EQ(gpus.size(), 2u);
+    EXPECT_FALSE(gpus[0].memory_total_mib.has_value());
+    EXPECT_FALSE(gpus[0].memory_used_mib.has_value());
+    EXPECT_EQ(gpus[1].memory_total_mib, 40960u);
+    EXPECT_EQ(gpus[1].memory_used_mib, 18446744073709549568u); // the largest double below 2^64
+}

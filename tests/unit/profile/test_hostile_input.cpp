@@ -57,6 +57,17 @@ TEST(HostileInput, NestingDeeperThanAnySchemaNeedsIsRefused) {
     EXPECT_TRUE(contains(e.message(), "nested deeper than 16 levels")) << e.what();
 }
 
+// fuzz/fuzz_profile found it: yaml-cpp's parser hands out endless empty documents for a ','
+// outside any flow collection, and the anchor check looped over documents until none was left.
+TEST(HostileInput, AStrayTopLevelCommaIsRefusedNotLoopedOn) {
+    for (const char* text : {",", "name: x\n,\n", "# comment\n,,\n"}) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto e = load_error(text);
+        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << text;
+        EXPECT_FALSE(e.message().empty()) << text;
+    }
+}
+
 TEST(HostileInput, ANonRegularFileIsRefusedWithoutReadingIt) {
     const auto start = std::chrono::steady_clock::now();
     try {

@@ -1,0 +1,9 @@
+// nvcc --version.
+#include "fuzz_input.hpp"
+
+#include <gpuprov/nvidia_smi.hpp>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    (void)gpuprov::parse_nvcc_version(gpuprov::fuzz::text(data, size));
+    return 0;
+}
