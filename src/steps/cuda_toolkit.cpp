@@ -22,6 +22,29 @@ ManagedFile profile_d(const std::string& version) {
                         kManagedHeader, version, bin, bin)};
 }
 
+/// rpm has no half-configured state: a transaction killed during the toolkit's %post leaves the
+/// package installed and its scriptlet's `alternatives --install` undone, so /usr/local/cuda is
+/// missing while /usr/local/cuda-X.Y is there (dpkg would redo the postinst in `dpkg
+/// --configure -a`). The repair redoes what the scriptlet does, with NVIDIA's priority (the
+/// release's digits: 124 for 12.4). A /usr/local/cuda pointing elsewhere is an admin's choice and
+/// is left alone.
+std::vector<Command> unfinished_rpm_scriptlet(const StepContext& ctx, const System& sys,
+                                              const std::string& version) {
+    const auto dir = "/usr/local/cuda-" + version;
+    if (ctx.facts.os.family != "rhel" || !sys.is_dir(dir) || sys.exists("/usr/local/cuda")) {
+        return {};
+    }
+    const auto priority = replace_all(version, ".", "");
+    const auto major = version.substr(0, version.find('.'));
+    std::vector<Command> out;
+    for (const auto& [link, name] : {std::pair{std::string("/usr/local/cuda"), std::string("cuda")},
+                                     std::pair{"/usr/local/cuda-" + major, "cuda-" + major}}) {
+        out.push_back(
+            {.argv = {"alternatives", "--install", link, name, dir, priority}, .timeout = 60s});
+    }
+    return out;
+}
+
 class CudaToolkit final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "cuda-toolkit"; }
@@ -98,6 +121,15 @@ public:
                 return r;
             }
             plan_installs(r, sys, *pm, *pins);
+        } else {
+            for (const auto& cmd : unfinished_rpm_scriptlet(ctx, sys, version)) {
+                r.changes.push_back(command_change(
+                    cmd, "the toolkit's %post did not finish (a killed transaction): "
+                         "/usr/local/cuda is missing"));
+                if (r.status == StepStatus::satisfied) {
+                    r.status = StepStatus::pending;
+                }
+            }
         }
         require_file(sys, profile_d(version), r);
         return r;
@@ -106,6 +138,9 @@ public:
     StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
                      ApplyPhase phase) override {
         if (phase == ApplyPhase::configure) {
+            for (const auto& cmd : unfinished_rpm_scriptlet(ctx, sys, ctx.profile.cuda->version)) {
+                run_checked(sys, cmd);
+            }
             write_managed(sys, profile_d(ctx.profile.cuda->version));
         }
         return StepStatus::done;

@@ -248,3 +248,33 @@ TEST(ElPlan, SameFlavourNewerBranchUpgradesInTheEnabledStreamAndReleasesTheLock)
 }
 
 } // namespace
+
+// A transaction killed during cuda-toolkit's %post: rpm records the package, but the
+// scriptlet's `alternatives --install` never ran (e2e 35). The step redoes it, and leaves a
+// /usr/local/cuda that points elsewhere alone.
+TEST(ElPlan, AToolkitWhosePostWasKilledGetsItsAlternativesBack) {
+    ElHost host("rocky-9");
+    host.sys.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
+        return CommandResult{.out = "@@\tcuda-toolkit-12-4\t(none)\t12.4.1\t1\tx86_64\n"
+                                    "P\tcuda-toolkit-12-4\n"};
+    });
+    host.sys.add_file("/usr/local/cuda-12.4/bin/nvcc", "nvcc");
+    host.sys.add_file("/etc/profile.d/gpuprov-cuda.sh", "");
+    auto profile = builtin_on_mirror("cv-train");
+    StepRunner run(host.sys, profile);
+    const auto r = run.check("cuda-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    EXPECT_TRUE(r.installs.empty());
+    EXPECT_EQ(
+        targets(r, Change::Kind::command),
+        (Strings{"alternatives --install /usr/local/cuda cuda /usr/local/cuda-12.4 124",
+                 "alternatives --install /usr/local/cuda-12 cuda-12 /usr/local/cuda-12.4 124"}));
+    host.sys.on_command_prefix({"alternatives"}, [](const Command&) { return CommandResult{}; });
+    EXPECT_EQ(run.step("cuda-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.commands_ran.size(), 2u);
+    // An admin's /usr/local/cuda (another toolkit) is not this step's to change.
+    host.sys.add_link("/usr/local/cuda", "/usr/local/cuda-12.6");
+    host.sys.add_dir("/usr/local/cuda-12.6");
+    EXPECT_TRUE(targets(run.check("cuda-toolkit"), Change::Kind::command).empty());
+}
