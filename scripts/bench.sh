@@ -119,7 +119,7 @@ make_template() { # NAME
 
 # What gpuprov's apply installed and configured, read from the converged root C (its log and
 # apt/dpkg), so the floor, the bash recipe and the playbook do exactly the same.
-REPO_FILES=(cuda:/usr/share/keyrings/cuda-archive-keyring.gpg:/etc/apt/sources.list.d/gpuprov-cuda.sources
+REPO_FILES=(cuda:/usr/share/keyrings/gpuprov-cuda.gpg:/etc/apt/sources.list.d/gpuprov-cuda.sources
     container-toolkit:/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg:/etc/apt/sources.list.d/gpuprov-container-toolkit.sources)
 installed_set() { # C -> name=version per line, in gpuprov's order
     grep -o 'run `apt-get install [^`]*`' "$1/var/log/gpuprov.log" | tr ' `' '\n' |
