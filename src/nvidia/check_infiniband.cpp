@@ -32,16 +32,7 @@ bool is_ib(const IbPort& p) {
 CheckOutcome devices_outcome(const HostFacts& facts) {
     auto c = make_outcome("infiniband.devices", kStep, "/sys/class/infiniband");
     c.expected = "an RDMA device for every InfiniBand HCA";
-    std::vector<std::string> missing;
-    for (const auto& pci : facts.ib_hca_pci) {
-        bool found = false;
-        for (const auto& dev : facts.infiniband) {
-            found = found || dev.pci_address == pci;
-        }
-        if (!found) {
-            missing.push_back(pci);
-        }
-    }
+    const auto missing = hcas_without_rdma_device(facts);
     std::vector<std::string> names;
     for (const auto& dev : facts.infiniband) {
         names.push_back(dev.name + (dev.pci_address.empty() ? "" : " (" + dev.pci_address + ")"));
@@ -57,6 +48,23 @@ CheckOutcome devices_outcome(const HostFacts& facts) {
 }
 
 } // namespace
+
+namespace nvidia_detail {
+
+std::vector<std::string> hcas_without_rdma_device(const HostFacts& facts) {
+    std::vector<std::string> missing;
+    for (const auto& pci : facts.ib_hca_pci) {
+        const bool registered =
+            std::any_of(facts.infiniband.begin(), facts.infiniband.end(),
+                        [&](const IbDevice& dev) { return dev.pci_address == pci; });
+        if (!registered) {
+            missing.push_back(pci);
+        }
+    }
+    return missing;
+}
+
+} // namespace nvidia_detail
 
 std::vector<std::string> infiniband_ports_for_nccl(const HostFacts& facts) {
     std::vector<std::string> out;

@@ -16,16 +16,7 @@ constexpr const char* kFallback =
     "NCCL uses only ACTIVE ports and otherwise falls back to NET/Socket (TCP)";
 
 void hca_without_device(const DoctorContext& ctx, std::vector<Finding>& out) {
-    std::vector<std::string> missing;
-    for (const auto& pci : ctx.facts.ib_hca_pci) {
-        bool found = false;
-        for (const auto& dev : ctx.facts.infiniband) {
-            found = found || dev.pci_address == pci;
-        }
-        if (!found) {
-            missing.push_back(pci);
-        }
-    }
+    const auto missing = hcas_without_rdma_device(ctx.facts);
     if (missing.empty()) {
         return;
     }

@@ -3,6 +3,7 @@
 // turning its result into the short texts an outcome or finding shows.
 #include <chrono>
 #include <gpuprov/check.hpp>
+#include <gpuprov/facts.hpp>
 #include <gpuprov/nvidia_smi.hpp>
 #include <gpuprov/system.hpp>
 #include <string>
@@ -28,6 +29,10 @@ struct GpuQuery {
     [[nodiscard]] bool ok() const { return result.ok() && !gpus.empty(); }
 };
 [[nodiscard]] GpuQuery query_gpus(const System& sys);
+
+/// PCI addresses of InfiniBand HCAs (class 0x0207) the kernel registered no RDMA device for:
+/// their RDMA driver is not loaded. verify's infiniband.devices and doctor's finding.
+[[nodiscard]] std::vector<std::string> hcas_without_rdma_device(const HostFacts& facts);
 
 /// An outcome with its identity filled in; the caller sets the rest.
 [[nodiscard]] CheckOutcome make_outcome(std::string id, std::string step, std::string command);
