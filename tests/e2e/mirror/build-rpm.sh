@@ -411,8 +411,9 @@ if [[ -n "${E2E_RPM_CACHE:-}" ]]; then
             build_all
             rm -rf "$cached" && cp -a "$POOL" "$cached" && touch "$cached/.complete"
         fi
+        # Still under the lock: a run from another checkout (another key) evicts this pool.
+        rm -rf "$POOL" && cp -a "$cached" "$POOL" && rm -f "$POOL/.complete"
     ) 9>"$E2E_RPM_CACHE/.rpm-lock"
-    rm -rf "$POOL" && cp -a "$cached" "$POOL" && rm -f "$POOL/.complete"
 else
     build_all
 fi
