@@ -222,6 +222,71 @@ MEM
     fi
 }
 
+# rootfs_simulate_ib ROOT [ofed]: the host's RDMA adapters as the kernel publishes them
+# (Documentation/ABI/stable/sysfs-class-infiniband): a ConnectX-6 in InfiniBand mode (PCI class
+# 0x020700, mlx5_0, port 1 ACTIVE at HDR) and a ConnectX-6 Dx Ethernet NIC (class 0x020000,
+# mlx5_1, a RoCE port NCCL must not use). As on a real host the PCI functions live under
+# /sys/devices and /sys/bus/pci/devices, /sys/class/infiniband and /sys/class/infiniband_verbs
+# hold relative links into them, and each RDMA device's `device` link points back at its
+# function. mlx5_core, mlx5_ib, ib_uverbs (a dependency of mlx5_ib) and ib_core are loaded.
+# `ofed`: ib_core is MLNX_OFED's (kernel-only install), exporting the peer-memory API that
+# nvidia-peermem links against (/proc/kallsyms); otherwise it is the distro kernel's inbox one.
+rootfs_simulate_ib() {
+    local r=$1 mode=${2:-} bridge=devices/pci0000:00/0000:00:01.1
+    rootfs_ib_function "$r" "$bridge" 0000:0c:00.0 0x101b 0x020700 mlx5_0 uverbs0
+    rootfs_ib_port "$r" mlx5_0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)" InfiniBand
+    rootfs_ib_function "$r" "$bridge" 0000:0c:00.1 0x101d 0x020000 mlx5_1 uverbs1
+    rootfs_ib_port "$r" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (2X HDR)" Ethernet
+    local m
+    for m in mlx5_core mlx5_ib ib_uverbs ib_core; do mkdir -p "$r/sys/module/$m"; done
+    cat >>"$r/proc/modules" <<'MODS'
+mlx5_ib 466944 0 - Live 0x0000000000000000
+ib_uverbs 172032 1 mlx5_ib, Live 0x0000000000000000
+ib_core 442368 2 mlx5_ib,ib_uverbs, Live 0x0000000000000000
+mlx5_core 2203648 1 mlx5_ib, Live 0x0000000000000000
+MODS
+    {
+        printf 'ffffffffc0a10000 T ib_register_client\t[ib_core]\n'
+        printf 'ffffffffc0a10400 T ib_register_device\t[ib_core]\n'
+        if [[ "$mode" == ofed ]]; then
+            printf 'ffffffffc0a1b2c0 T ib_register_peer_memory_client\t[ib_core]\n'
+            printf 'ffffffffc0a1b4e0 T ib_unregister_peer_memory_client\t[ib_core]\n'
+        fi
+    } >>"$r/proc/kallsyms"
+}
+
+# rootfs_ib_function ROOT BRIDGE ADDRESS DEVICE-ID CLASS IBDEV UVERBS: one Mellanox PCI function
+# with its RDMA device and verbs node.
+rootfs_ib_function() {
+    local r=$1 bridge=$2 addr=$3 fn="$1/sys/$2/$3"
+    mkdir -p "$fn/infiniband/$6/ports" "$fn/infiniband_verbs/$7" "$r/sys/bus/pci/devices" \
+        "$r/sys/class/infiniband" "$r/sys/class/infiniband_verbs"
+    printf '0x15b3\n' >"$fn/vendor"
+    printf '%s\n' "$4" >"$fn/device"
+    printf '%s\n' "$5" >"$fn/class"
+    printf '0\n' >"$fn/numa_node"
+    ln -sfn "../../../$bridge/$addr" "$r/sys/bus/pci/devices/$addr"
+    ln -sfn "../../$bridge/$addr/infiniband/$6" "$r/sys/class/infiniband/$6"
+    ln -sfn "../../../$addr" "$fn/infiniband/$6/device"
+    printf '1: CA\n' >"$fn/infiniband/$6/node_type"
+    printf '20.39.1002\n' >"$fn/infiniband/$6/fw_ver"
+    ln -sfn "../../$bridge/$addr/infiniband_verbs/$7" "$r/sys/class/infiniband_verbs/$7"
+    ln -sfn "../../../$addr" "$fn/infiniband_verbs/$7/device"
+    printf '%s\n' "$6" >"$fn/infiniband_verbs/$7/ibdev"
+    printf '1\n' >"$fn/infiniband_verbs/$7/abi_version"
+}
+
+# rootfs_ib_port ROOT IBDEV PORT STATE PHYS-STATE RATE [LINK-LAYER]: a port's files in the
+# kernel's formats ("4: ACTIVE", "5: LinkUp", "200 Gb/sec (4X HDR)", "InfiniBand").
+rootfs_ib_port() {
+    local d="$1/sys/class/infiniband/$2/ports/$3"
+    mkdir -p "$d"
+    printf '%s\n' "$4" >"$d/state"
+    printf '%s\n' "$5" >"$d/phys_state"
+    printf '%s\n' "$6" >"$d/rate"
+    if [[ -n "${7:-}" ]]; then printf '%s\n' "$7" >"$d/link_layer"; fi
+}
+
 # A reboot: a new boot id, nouveau gone when the blacklist is in place, no module loaded until
 # the boot loads the one DKMS built for the running kernel (if any), then enabled units start.
 rootfs_reboot() {
@@ -229,12 +294,18 @@ rootfs_reboot() {
     id=$(cat /proc/sys/kernel/random/uuid)
     mkdir -p "$r/proc/sys/kernel/random"
     printf '%s\n' "$id" >"$r/proc/sys/kernel/random/boot_id"
-    rm -rf "$r/proc/driver/nvidia" "$r/sys/module/nvidia" "$r/run/e2e-systemd"
-    sed -i '/^nvidia /d' "$r/proc/modules"
+    rm -rf "$r/proc/driver/nvidia" "$r/sys/module/nvidia" "$r/sys/module/nvidia_peermem" "$r/run/e2e-systemd"
+    sed -i '/^nvidia /d; /^nvidia_peermem /d' "$r/proc/modules"
     if grep -qs '^blacklist nouveau' "$r"/etc/modprobe.d/*.conf; then
         rm -rf "$r/sys/module/nouveau"
         sed -i '/^nouveau /d; /^drm_ttm_helper /d' "$r/proc/modules"
     fi
+    # systemd-modules-load: every module named in /etc/modules-load.d/*.conf (nvidia-peermem
+    # pulls nvidia in as its dependency), then udev loads nvidia for the GPUs.
+    local m
+    for m in $(sed -e 's/[#;].*//' "$r"/etc/modules-load.d/*.conf 2>/dev/null); do
+        in_root "$r" 30 modprobe "$m" >/dev/null 2>&1 || true
+    done
     in_root "$r" 30 modprobe nvidia >/dev/null 2>&1 || true
     # Boot: enabled units start (nvidia-persistenced, fabric manager) via the systemctl stand-in.
     if [[ -x "$r/usr/bin/systemctl" ]]; then in_root "$r" 60 systemctl e2e-boot || true; fi

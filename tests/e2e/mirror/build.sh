@@ -95,9 +95,10 @@ lib() { # NAME VERSION SONAME REALNAME
 # --- driver: cuda-drivers-<b> (>=) -> nvidia-driver-<b> -> nvidia-dkms-<b>, libnvidia-compute-<b> --
 # NVIDIA's branch meta package depends with `>=` (reference 3.2), so apt may pick any newer build
 # of the branch: each branch here carries two builds, and holding only the meta package holds
-# nothing. The module is built by DKMS in nvidia-dkms-<b>'s postinst against the running kernel
-# (the harness's dkms stand-in, lib/dkms-standin) and never loaded at install time: the driver
-# step's `modprobe nvidia` loads it (lib/modprobe-standin), or a reboot does.
+# nothing. The modules (nvidia, and nvidia-peermem, which ships with the driver since R470) are
+# built by DKMS in nvidia-dkms-<b>'s postinst against the running kernel (the harness's dkms
+# stand-in, lib/dkms-standin) and never loaded at install time: the driver step's `modprobe
+# nvidia` loads it (lib/modprobe-standin), or a reboot does.
 # DKMS's BUILD_EXCLUSIVE_KERNEL: the builds here support kernels up to 6.11; on a newer one
 # DKMS skips the build, the install succeeds and the module never loads (e2e 15).
 DRIVER_KERNELS='^(4\.|5\.|6\.([0-9]|1[01])\.)'
@@ -115,6 +116,8 @@ PACKAGE_VERSION="$v"
 AUTOINSTALL="yes"
 BUILT_MODULE_NAME[0]="nvidia"
 DEST_MODULE_LOCATION[0]="/updates/dkms"
+BUILT_MODULE_NAME[1]="nvidia-peermem"
+DEST_MODULE_LOCATION[1]="/updates/dkms"
 BUILD_EXCLUSIVE_KERNEL="$DRIVER_KERNELS"
 DKMS
     # dh_dkms' postinst: add, then build+install for the running kernel. A build DKMS skips
@@ -357,6 +360,10 @@ kernel_pkgs() { # ABI VERSION
 kernel_pkgs 6.1.0-28-amd64 6.1.119-1
 kernel_pkgs 6.1.0-31-amd64 6.1.128-1
 
+# --- the distro's RDMA userspace (the infiniband step's packages; mirror/rdma.sh) ---------------
+# shellcheck source=mirror/rdma.sh
+source "$HERE/rdma.sh"
+
 # --- keys --------------------------------------------------------------------------------------
 export GNUPGHOME="$OUT/gnupg"
 mkdir -m 0700 "$GNUPGHOME"
@@ -415,6 +422,7 @@ mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidi
     'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
     'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
+mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 
