@@ -1,6 +1,7 @@
 // InfiniBand for multi-node NCCL: the HCAs have RDMA devices, their InfiniBand ports are ACTIVE
 // at the profile's rate, the verbs userspace sees them, GPUDirect RDMA is available and NCCL is
 // told which ports to use. Port state comes from sysfs (what ibstat prints, read directly).
+#include "infiniband_ports.hpp"
 #include "probe.hpp"
 
 #include <algorithm>
@@ -62,6 +63,25 @@ std::vector<std::string> hcas_without_rdma_device(const HostFacts& facts) {
         }
     }
     return missing;
+}
+
+std::string ib_port_state_text(const IbDevice& dev, const IbPort& p) {
+    return fmt::format("{} {} ({})", port_name(dev, p), p.state.empty() ? "?" : p.state,
+                       p.phys_state.empty() ? "?" : p.phys_state);
+}
+
+std::string ib_port_advice(const IbPort& p) {
+    if (p.phys_state == "Polling") {
+        return "no link: check the cable and the switch port";
+    }
+    if (p.phys_state == "Disabled") {
+        return "the port was disabled (ibportstate <lid> <port> enable)";
+    }
+    if (p.state == "INIT" || p.state == "ARMED") {
+        return "link up but no subnet manager configured it: run opensm on one node or enable "
+               "the switch's subnet manager";
+    }
+    return "not ACTIVE";
 }
 
 } // namespace nvidia_detail
@@ -152,6 +172,8 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
     auto ports = make_outcome("infiniband.ports", kStep, "/sys/class/infiniband/*/ports/*/state");
     ports.expected = fmt::format("at least {} InfiniBand port(s) ACTIVE", want.min_active_ports);
     std::vector<std::string> seen;
+    std::vector<std::string> down;
+    std::vector<std::string> advice;
     int active = 0;
     for (const auto& dev : facts.infiniband) {
         for (const auto& p : dev.ports) {
@@ -159,14 +181,24 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
                 continue;
             }
             seen.push_back(port_text(dev, p));
-            active += p.state == "ACTIVE" ? 1 : 0;
+            if (p.state == "ACTIVE") {
+                ++active;
+                continue;
+            }
+            // Named in `found`, so the one-line report says which port and in what state.
+            down.push_back(ib_port_state_text(dev, p));
+            advice.push_back(port_name(dev, p) + ": " + ib_port_advice(p));
         }
     }
     ports.found = fmt::format("{} ACTIVE", active);
+    if (!down.empty()) {
+        ports.found += "; not ACTIVE: " + join(down, ", ");
+    }
     ports.excerpt = join(seen, "\n");
-    ports.fix = "a port in Polling has no link (cable, switch port); INIT has link but no subnet "
-                "manager assigned it a LID (run opensm on one node, or enable the switch's SM); "
-                "Disabled was turned off (ibportstate ... enable)";
+    ports.fix = advice.empty()
+                    ? "this host has fewer InfiniBand ports than "
+                      "infiniband.min_active_ports (RoCE ports do not count)"
+                    : join(advice, "; ") + "; NCCL uses a port only once it reads ACTIVE";
     settle(ports, active >= want.min_active_ports);
     out.push_back(ports);
 
@@ -182,9 +214,14 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
                 }
             }
         }
-        rate.found = slow.empty() ? "all at or above" : "slower: " + join(slow, ", ");
-        rate.fix = "a port that trained below its speed: check the cable's rating and the switch "
-                   "port's speed (ibportstate, the switch's CLI); reseat or replace the cable";
+        rate.found = active == 0    ? "no ACTIVE InfiniBand port to measure"
+                     : slow.empty() ? "all at or above"
+                                    : "slower: " + join(slow, ", ");
+        rate.fix = active == 0
+                       ? "bring a port up first (infiniband.ports)"
+                       : "a port that trained below its speed: check the cable's rating and the "
+                         "switch port's speed (ibportstate, the switch's CLI); reseat or replace "
+                         "the cable";
         settle(rate, slow.empty() && active > 0);
         out.push_back(rate);
     }
@@ -193,8 +230,11 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
     const std::vector<std::string> argv{"ibv_devinfo", "-l"};
     auto verbs = make_outcome("infiniband.verbs", kStep, display_argv(argv));
     verbs.expected = "every RDMA device listed";
-    verbs.fix = "install rdma-core and ibverbs-utils: gpuprov apply " + in.profile.name +
-                " --only infiniband";
+    // A device the kernel registered but ibv_devinfo does not list has no verbs provider
+    // (libmlx5 for ConnectX): libibverbs says so on stderr, kept in the excerpt.
+    verbs.fix = "install the distro's RDMA userspace with the verbs providers (libibverbs lists "
+                "only devices a provider library drives): gpuprov apply " +
+                in.profile.name + " --only infiniband";
     const auto r = probe(sys, argv);
     const auto listed = r.ok() ? parse_ibv_devinfo_list(r.out) : std::vector<std::string>{};
     std::vector<std::string> unlisted;

@@ -1,6 +1,7 @@
 // InfiniBand findings: why multi-node NCCL would not use the fabric on this host. Read from
 // sysfs only (port files, /sys/module), so doctor needs no rdma-core.
 #include "doctor_parts.hpp"
+#include "infiniband_ports.hpp"
 
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
@@ -35,20 +36,6 @@ void hca_without_device(const DoctorContext& ctx, std::vector<Finding>& out) {
     out.push_back(std::move(f));
 }
 
-std::string port_advice(const IbPort& p) {
-    if (p.phys_state == "Polling") {
-        return "no link: check the cable and the switch port";
-    }
-    if (p.phys_state == "Disabled") {
-        return "the port was disabled (ibportstate <lid> <port> enable)";
-    }
-    if (p.state == "INIT" || p.state == "ARMED") {
-        return "link up but no subnet manager configured it: run opensm on one node or enable "
-               "the switch's subnet manager";
-    }
-    return "not ACTIVE";
-}
-
 void ports_not_active(const DoctorContext& ctx, std::vector<Finding>& out) {
     std::vector<std::string> lines_out;
     int active = 0;
@@ -61,8 +48,7 @@ void ports_not_active(const DoctorContext& ctx, std::vector<Finding>& out) {
                 ++active;
                 continue;
             }
-            lines_out.push_back(fmt::format("{}:{} {} ({}): {}", dev.name, p.number, p.state,
-                                            p.phys_state, port_advice(p)));
+            lines_out.push_back(ib_port_state_text(dev, p) + ": " + ib_port_advice(p));
         }
     }
     if (lines_out.empty()) {

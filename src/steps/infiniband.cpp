@@ -17,14 +17,17 @@ namespace {
 constexpr const char* kPeermemConf = "/etc/modules-load.d/gpuprov-nvidia-peermem.conf";
 constexpr const char* kNcclConf = "/etc/nccl.conf";
 
-/// The distro's RDMA userspace: rdma-core (udev rules, providers such as libmlx5), the verbs
-/// utilities (ibv_devinfo) and infiniband-diags (ibstat). Same source package (rdma-core) on
-/// both families; only the verbs utilities' binary package is named differently.
+/// The distro's RDMA userspace: rdma-core (udev rules, the module lists), the verbs providers
+/// (libmlx5 for ConnectX), the verbs utilities (ibv_devinfo) and infiniband-diags (ibstat). Same
+/// source package (rdma-core) on both families, split differently: Debian's libibverbs1 only
+/// Recommends ibverbs-providers (rdma-core 44.0-2's control), so an apt that skips Recommends
+/// (cloud and container images) leaves libibverbs with no provider and ibv_devinfo lists no
+/// device; EL's libibverbs carries the providers and libibverbs-utils requires it.
 std::vector<std::string> rdma_packages(const HostFacts& facts) {
     if (facts.os.family == "rhel") {
         return {"rdma-core", "libibverbs-utils", "infiniband-diags"};
     }
-    return {"rdma-core", "ibverbs-utils", "infiniband-diags"};
+    return {"rdma-core", "ibverbs-providers", "ibverbs-utils", "infiniband-diags"};
 }
 
 ManagedFile peermem_conf() {

@@ -304,9 +304,10 @@ TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
     for (const auto& c : r.changes) {
         targets.push_back(c.target);
     }
-    EXPECT_EQ(targets, (std::vector<std::string>{"/etc/pki/rpm-gpg/gpuprov-cuda.asc",
-                                                 "/etc/yum.repos.d/gpuprov-cuda.repo",
-                                                 "dnf -y makecache --refresh --repo gpuprov-cuda"}));
+    EXPECT_EQ(targets,
+              (std::vector<std::string>{"/etc/pki/rpm-gpg/gpuprov-cuda.asc",
+                                        "/etc/yum.repos.d/gpuprov-cuda.repo",
+                                        "dnf -y makecache --refresh --repo gpuprov-cuda"}));
     // The index plan resolves from is the rpm-md one.
     EXPECT_EQ(run.ctx().repos.repo("cuda").index->newest("nvidia-open")->version,
               "3:580.95.05-1.el9");
@@ -875,7 +876,8 @@ TEST_F(Steps, EveryStepSatisfiedOnAConvergedHostWithoutNetworkOrCommands) {
     for (const auto& id : step_ids()) {
         const auto r = run.check(id);
         // cv-train asks for no TensorRT and has no infiniband section: the steps it leaves out.
-        EXPECT_EQ(r.status, (id == "infiniband" || id == "tensorrt") ? StepStatus::skipped : StepStatus::satisfied)
+        EXPECT_EQ(r.status, (id == "infiniband" || id == "tensorrt") ? StepStatus::skipped
+                                                                     : StepStatus::satisfied)
             << id << ": " << r.reason;
     }
     EXPECT_TRUE(host.sys.urls_fetched.empty());
@@ -917,7 +919,9 @@ TEST_F(Steps, InfinibandPlansTheDistrosRdmaStackPeermemAndNcclsPorts) {
     const auto r = run.check("infiniband");
     EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
     // The distribution's versions: no NVIDIA pin.
-    EXPECT_EQ(specs(r.installs), (Strings{"rdma-core", "ibverbs-utils", "infiniband-diags"}));
+    // ibverbs-providers by name: libibverbs1 only Recommends it, and without it no device lists.
+    EXPECT_EQ(specs(r.installs),
+              (Strings{"rdma-core", "ibverbs-providers", "ibverbs-utils", "infiniband-diags"}));
     EXPECT_EQ(targets(r, Change::Kind::file), (Strings{kPeermemConf, kNcclConf}));
     // The nvidia module is not loaded on the fresh host: the file loads peermem at boot.
     EXPECT_TRUE(targets(r, Change::Kind::command).empty());
@@ -927,7 +931,7 @@ TEST_F(Steps, InfinibandApplyWritesTheFilesAndConverges) {
     profile.infiniband = InfinibandSpec{.gpudirect_rdma = GpuDirectMode::peermem};
     TestHost host;
     add_hdr_hca(host);
-    for (const auto* p : {"rdma-core", "ibverbs-utils", "infiniband-diags"}) {
+    for (const auto* p : {"rdma-core", "ibverbs-providers", "ibverbs-utils", "infiniband-diags"}) {
         host.set_package(p, "44.0-2");
     }
     StepRunner run(host, profile);

@@ -73,11 +73,35 @@ TEST_F(IbChecks, APortWithoutASubnetManagerFailsWithTheFix) {
     const auto* ports = find(all, "infiniband.ports");
     ASSERT_NE(ports, nullptr);
     EXPECT_FALSE(ports->passed);
-    EXPECT_EQ(ports->found, "0 ACTIVE");
+    EXPECT_EQ(ports->found, "0 ACTIVE; not ACTIVE: mlx5_0:1 INIT (LinkUp)");
     EXPECT_TRUE(contains(ports->excerpt, "mlx5_0:1 INIT")) << ports->excerpt;
-    EXPECT_TRUE(contains(ports->fix, "subnet manager")) << ports->fix;
-    // No ACTIVE port: the rate cannot be judged as met.
-    EXPECT_FALSE(find(all, "infiniband.rate")->passed);
+    EXPECT_TRUE(contains(ports->fix, "mlx5_0:1: link up but no subnet manager")) << ports->fix;
+    // No ACTIVE port: the rate cannot be judged as met, and says why rather than "at or above".
+    const auto* rate = find(all, "infiniband.rate");
+    EXPECT_FALSE(rate->passed);
+    EXPECT_EQ(rate->found, "no ACTIVE InfiniBand port to measure");
+    EXPECT_TRUE(contains(rate->fix, "infiniband.ports")) << rate->fix;
+}
+
+TEST_F(IbChecks, APulledCableNamesThePortItsStatesAndTheCause) {
+    // The kernel's texts for a port with no link: "1: DOWN", "2: Polling", reported at SDR.
+    facts.infiniband[0].ports[0] = port(1, parse_ib_state("1: DOWN"), "10 Gb/sec (4X SDR)");
+    facts.infiniband[0].ports[0].phys_state = parse_ib_state("2: Polling");
+    const auto down = run();
+    const auto* ports = find(down, "infiniband.ports");
+    ASSERT_NE(ports, nullptr);
+    EXPECT_FALSE(ports->passed);
+    EXPECT_EQ(ports->found, "0 ACTIVE; not ACTIVE: mlx5_0:1 DOWN (Polling)");
+    EXPECT_EQ(ports->fix, "mlx5_0:1: no link: check the cable and the switch port; NCCL uses a "
+                          "port only once it reads ACTIVE");
+    // The RoCE port of mlx5_1 is ACTIVE but never counts for InfiniBand.
+    profile.infiniband->min_active_ports = 2;
+    facts.infiniband[0].ports[0] = port(1, "ACTIVE", "200 Gb/sec (4X HDR)");
+    const auto two = run();
+    const auto* few = find(two, "infiniband.ports");
+    EXPECT_FALSE(few->passed);
+    EXPECT_EQ(few->found, "1 ACTIVE");
+    EXPECT_TRUE(contains(few->fix, "RoCE ports do not count")) << few->fix;
 }
 
 TEST_F(IbChecks, APortThatTrainedBelowTheMinimumFails) {
@@ -104,6 +128,8 @@ TEST_F(IbChecks, VerbsMustListEveryDevice) {
     const auto* verbs = find(none, "infiniband.verbs");
     EXPECT_FALSE(verbs->passed);
     EXPECT_EQ(verbs->found, "no devices; missing mlx5_0, mlx5_1");
+    // The devices exist, so what is missing is a provider, not only the tools.
+    EXPECT_TRUE(contains(verbs->fix, "verbs providers")) << verbs->fix;
     sys.on_command({"ibv_devinfo", "-l"}, answer_missing());
     EXPECT_FALSE(find(run(), "infiniband.verbs")->passed);
     sys.on_command({"ibv_devinfo", "-l"}, answer_ok("1 HCA found:\n\tmlx5_0\n"));
