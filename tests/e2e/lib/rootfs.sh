@@ -303,9 +303,9 @@ rootfs_reboot() {
     # systemd-modules-load: every module named in /etc/modules-load.d/*.conf (nvidia-peermem
     # pulls nvidia in as its dependency), then udev loads nvidia for the GPUs.
     local m
-    for m in $(sed -e 's/[#;].*//' "$r"/etc/modules-load.d/*.conf 2>/dev/null); do
-        in_root "$r" 30 modprobe "$m" >/dev/null 2>&1 || true
-    done
+    while read -r m; do
+        if [[ -n "$m" ]]; then in_root "$r" 30 modprobe "$m" </dev/null >/dev/null 2>&1 || true; fi
+    done < <(sed -e 's/[#;].*//' "$r"/etc/modules-load.d/*.conf 2>/dev/null)
     in_root "$r" 30 modprobe nvidia >/dev/null 2>&1 || true
     # Boot: enabled units start (nvidia-persistenced, fabric manager) via the systemctl stand-in.
     if [[ -x "$r/usr/bin/systemctl" ]]; then in_root "$r" 60 systemctl e2e-boot || true; fi
