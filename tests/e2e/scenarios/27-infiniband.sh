@@ -60,6 +60,9 @@ expect_rc "apply on the inbox RDMA stack" 1
 assert_grep "apply quotes modprobe's error" "could not insert 'nvidia_peermem': Invalid argument" <(gp_output)
 assert_grep "apply names both ways out" "DOCA-OFED.*gpudirect_rdma: dmabuf" <(gp_output)
 assert_eq "journal result" failed "$(journal_result)"
+check "nvidia_peermem is not loaded" bash -c "! grep -q '^nvidia_peermem ' '$ROOT/proc/modules'"
+gp doctor --profile "$PROFILE_IN_ROOT"
+assert_grep "doctor: no GPUDirect RDMA, with the ways out" "ib-no-gpudirect-rdma.*stages GPU buffers through host memory" <(gp_output)
 
 # MLNX_OFED's kernel modules (a kernel-only install): ib_core exports the peer-memory API.
 printf 'ffffffffc0a1b2c0 T ib_register_peer_memory_client\t[ib_core]\n' >>"$ROOT/proc/kallsyms"
