@@ -46,7 +46,7 @@ void set_status(InstalledPackage& p, std::string_view status) {
 
 } // namespace
 
-PackageDb parse_dpkg_db(std::string_view content) {
+PackageDb parse_dpkg_db(std::string_view status) {
     std::vector<InstalledPackage> out;
     InstalledPackage current;
     bool has_version = false;
@@ -59,12 +59,12 @@ PackageDb parse_dpkg_db(std::string_view content) {
         has_version = false;
     };
     std::size_t start = 0;
-    while (start <= content.size()) {
-        auto end = content.find('\n', start);
+    while (start <= status.size()) {
+        auto end = status.find('\n', start);
         if (end == std::string_view::npos) {
-            end = content.size();
+            end = status.size();
         }
-        auto line = content.substr(start, end - start);
+        auto line = status.substr(start, end - start);
         if (!line.empty() && line.back() == '\r') {
             line.remove_suffix(1);
         }

@@ -12,9 +12,9 @@ namespace gpuprov::profile_detail {
 namespace {
 
 const std::vector<std::string> k_step_ids = {
-    "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
-    "cuda-toolkit", "cudnn",      "nccl",      "tensorrt",   "infiniband", "container-toolkit",
-    "tuning",       "monitoring", "verify"};
+    "preflight",         "nouveau", "cuda-repo",  "driver",   "fabric-manager",
+    "cuda-toolkit",      "cudnn",   "nccl",       "tensorrt", "infiniband",
+    "container-toolkit", "tuning",  "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
 
@@ -102,7 +102,7 @@ public:
 
     std::string one_of(const Node& n, const std::string& path,
                        const std::vector<std::string>& allowed) const {
-        const auto s = safe(n, path, "one of " + join(allowed, ", "));
+        auto s = safe(n, path, "one of " + join(allowed, ", "));
         if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
             const auto guess = nearest(s, allowed);
             fail(n.pos, "'" + path + "' must be one of " + join(allowed, ", ") + "; got '" + s +
@@ -495,8 +495,8 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
-                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager", "tuning",
-                  "monitoring", "steps"});
+                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager",
+                  "tuning", "monitoring", "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
