@@ -30,6 +30,8 @@ if [[ -n "$san_pid" ]]; then
     fi
     tail -n 3 build-san.log
     scripts/fuzz.sh --no-build --time "${GPUPROV_FUZZ_TIME:-5}"
+    # What fuzz_openpgp kept, through gpg as an oracle (a few seconds; fuzz/README.md).
+    scripts/openpgp-oracle.sh
 fi
 # clang-tidy on src/ is opt-in (about 7 CPU-seconds a file, ~6 min on 2 cores): GPUPROV_TIDY=1.
 if [[ "${GPUPROV_TIDY:-0}" == "1" ]]; then

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
+#include <vector>
 
 namespace gpuprov {
 
@@ -109,33 +110,121 @@ std::string upper(std::string s) {
     return s;
 }
 
-/// v4 fingerprint: SHA-1 over 0x99, a two-octet length and the public-key packet body.
-std::optional<std::string> v4_fingerprint(std::string_view body, std::string& error) {
+/// GnuPG reads no MPI longer than this (MAX_EXTERN_MPI_BITS, g10/parse-packet.c) and drops a key
+/// that holds one ("mpi too large"); no real key comes near it (RSA 4096 is 4096 bits).
+constexpr unsigned kMaxMpiBits = 16384;
+
+/// Why the algorithm-specific fields of a v4 public-key packet (RFC 4880 section 5.5.2, RFC 6637
+/// section 9, RFC 9580 section 5.5.5) are not what gpg can load, or empty. The fingerprint covers
+/// these bytes, so this only keeps gpuprov from accepting (and writing to a keyring) a key that
+/// gpg and gpgv then refuse to read. Algorithms this does not know are left to gpgv, like gpg does.
+std::string key_material_problem(std::string_view body) {
+    enum Field { mpi, oid, kdf };
+    std::vector<Field> fields;
+    const auto algo = byte_at(body, 5);
+    switch (algo) {
+    case 1:
+    case 2:
+    case 3:
+        fields = {mpi, mpi}; // RSA: n, e
+        break;
+    case 16:
+    case 20:
+        fields = {mpi, mpi, mpi}; // Elgamal: p, g, y
+        break;
+    case 17:
+        fields = {mpi, mpi, mpi, mpi}; // DSA: p, q, g, y
+        break;
+    case 18:
+        fields = {oid, mpi, kdf}; // ECDH: curve, point, KDF parameters
+        break;
+    case 19:
+    case 22:
+        fields = {oid, mpi}; // ECDSA, EdDSA: curve, point
+        break;
+    default:
+        return {};
+    }
+    std::size_t pos = 6;
+    for (const auto field : fields) {
+        if (field == mpi) {
+            if (body.size() - pos < 2) {
+                return fmt::format("the key's algorithm {} material ends before its MPIs do", algo);
+            }
+            const auto bits = (byte_at(body, pos) << 8) | byte_at(body, pos + 1);
+            if (bits > kMaxMpiBits) {
+                return fmt::format("the key holds a {}-bit number; gpg reads none over {} bits, so "
+                                   "apt could not use this key",
+                                   bits, kMaxMpiBits);
+            }
+            pos += 2;
+            const std::size_t bytes = (bits + 7) / 8;
+            if (body.size() - pos < bytes) {
+                return fmt::format("the key's algorithm {} material ends inside a {}-bit number",
+                                   algo, bits);
+            }
+            pos += bytes;
+        } else {
+            // A one-octet length, then that many octets; 0 and 255 are reserved (RFC 6637 9).
+            if (body.size() - pos < 1) {
+                return fmt::format("the key's algorithm {} material ends before its {}", algo,
+                                   field == oid ? "curve OID" : "KDF parameters");
+            }
+            const std::size_t length = byte_at(body, pos++);
+            if (length == 0 || length == 0xFF || body.size() - pos < length) {
+                return fmt::format("the key's algorithm {} {} field is malformed", algo,
+                                   field == oid ? "curve OID" : "KDF parameters");
+            }
+            pos += length;
+        }
+    }
+    return {};
+}
+
+/// Why a public-key or public-subkey packet body is not a v4 key gpg can load, or empty.
+std::string key_packet_problem(std::string_view body) {
     if (body.empty()) {
-        error = "empty public-key packet";
-        return std::nullopt;
+        return "empty public-key packet";
     }
     const auto version = byte_at(body, 0);
     if (version == 5 || version == 6) {
-        error = fmt::format("v{} OpenPGP keys are not supported (only v4, which is what apt and "
-                            "every NVIDIA repository use)",
-                            version);
-        return std::nullopt;
+        return fmt::format("v{} OpenPGP keys are not supported (only v4, which is what apt and "
+                           "every NVIDIA repository use)",
+                           version);
     }
     if (version != 4) {
-        error = fmt::format("v{} OpenPGP keys are obsolete and not accepted", version);
-        return std::nullopt;
+        return fmt::format("v{} OpenPGP keys are obsolete and not accepted", version);
     }
     if (body.size() < 6 || body.size() > 0xFFFF) {
-        error = fmt::format("malformed v4 public-key packet ({} bytes)", body.size());
-        return std::nullopt;
+        return fmt::format("malformed v4 public-key packet ({} bytes)", body.size());
     }
+    return key_material_problem(body);
+}
+
+/// v4 fingerprint (RFC 4880 section 12.2): SHA-1 over 0x99, a two-octet length and the body of
+/// a public-key packet that key_packet_problem accepted.
+std::string v4_fingerprint(std::string_view body) {
     std::string hashed;
     hashed += static_cast<char>(0x99);
     hashed += static_cast<char>((body.size() >> 8) & 0xFF);
     hashed += static_cast<char>(body.size() & 0xFF);
     hashed += body;
     return upper(sha1_hex(hashed));
+}
+
+/// Why a signature packet is one gpg refuses to read, or empty. gpg ends the whole import at a
+/// signature version it does not know ("packet(2) with unknown version", g10/parse-packet.c
+/// reads 2 to 5; RFC 4880 section 5.2 defines 3 and 4), so apt could not read a keyring holding
+/// one. The signatures themselves are gpgv's to check.
+std::string signature_problem(std::string_view body) {
+    if (body.empty()) {
+        return "empty signature packet";
+    }
+    const auto version = byte_at(body, 0);
+    if (version < 2 || version > 5) {
+        return fmt::format("a signature packet has version {}, which gpg cannot read", version);
+    }
+    return {};
 }
 
 KeyParseResult refuse(std::string why) {
@@ -195,13 +284,11 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
         switch (p.tag) {
         case tag_public_key: {
             ++primaries;
-            std::string error;
-            auto fpr = v4_fingerprint(p.body, error);
-            if (!fpr) {
-                return refuse(error);
+            if (auto problem = key_packet_problem(p.body); !problem.empty()) {
+                return refuse(std::move(problem));
             }
             if (primaries == 1) {
-                key.fingerprint = std::move(*fpr);
+                key.fingerprint = v4_fingerprint(p.body);
             }
             break;
         }
@@ -209,7 +296,15 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
             key.user_ids.emplace_back(p.body);
             break;
         case tag_public_subkey:
+            if (auto problem = key_packet_problem(p.body); !problem.empty()) {
+                return refuse("a subkey: " + problem);
+            }
+            break;
         case tag_signature:
+            if (auto problem = signature_problem(p.body); !problem.empty()) {
+                return refuse(std::move(problem));
+            }
+            break;
         case tag_user_attribute:
             break;
         case tag_marker:

@@ -141,6 +141,67 @@ TEST(OpenPgp, TruncatedBinaryKeyIsRefused) {
     EXPECT_NE(r.error.find("truncated"), std::string::npos) << r.error;
 }
 
+/// The test key's primary key packet (old format, two-octet length: 3 header bytes) with its RSA
+/// exponent's bit count (the second MPI, after n) set to `bits`, so the key material changes
+/// but every length still adds up.
+std::string test_key_with_exponent_bits(unsigned bits) {
+    auto bin = read_fixture("repo/test-key.gpg");
+    const std::size_t body = 3;
+    EXPECT_EQ(static_cast<unsigned char>(bin[0]), 0x99u);
+    EXPECT_EQ(bin[body + 5], 1) << "RSA";
+    const auto n_bits = (static_cast<unsigned char>(bin[body + 6]) << 8) |
+                        static_cast<unsigned char>(bin[body + 7]);
+    const auto e_at = body + 8 + (n_bits + 7) / 8;
+    bin[e_at] = static_cast<char>(bits >> 8);
+    bin[e_at + 1] = static_cast<char>(bits & 0xFF);
+    return bin;
+}
+
+// Found by the gpg oracle on the fuzz corpus (fuzz/README.md): gpg drops a key holding an MPI
+// over 16384 bits ("mpi too large"), gpuprov accepted it.
+TEST(OpenPgp, KeyWithANumberGpgCannotReadIsRefused) {
+    const auto r = parse_openpgp_key(test_key_with_exponent_bits(16385));
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("16385-bit"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, KeyWhoseNumberRunsPastItsPacketIsRefused) {
+    // 17 bits need 3 bytes; the exponent 65537 has them. 4096 bits do not fit in the packet.
+    EXPECT_TRUE(parse_openpgp_key(test_key_with_exponent_bits(17)).key);
+    const auto r = parse_openpgp_key(test_key_with_exponent_bits(4096));
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("ends inside a 4096-bit number"), std::string::npos) << r.error;
+}
+
+// Found by the gpg oracle on a grown fuzz corpus: gpg refuses a whole key file holding a
+// signature packet of a version it does not know ("packet(2) with unknown version 103"), so apt
+// could not read the keyring gpuprov would write.
+TEST(OpenPgp, SignatureOfAnUnknownVersionIsRefused) {
+    auto bin = read_fixture("repo/test-key.gpg");
+    const std::size_t sig_body = 325 + 3; // after the key (3 + 269) and the user ID (2 + 51)
+    ASSERT_EQ(static_cast<unsigned char>(bin[325]), 0x89u) << "old format, tag 2, 2-octet length";
+    ASSERT_EQ(bin[sig_body], 4);
+    bin[sig_body] = 103;
+    const auto r = parse_openpgp_key(bin);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("signature packet has version 103"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, SubkeyIsCheckedLikeThePrimaryKey) {
+    // The primary key packet again, as a public subkey (old format tag 14, 2-octet length).
+    const auto base = read_fixture("repo/test-key.gpg");
+    const auto as_subkey = [](std::string packet) {
+        packet[0] = static_cast<char>(0xB9);
+        return packet;
+    };
+    EXPECT_TRUE(parse_openpgp_key(base + as_subkey(base.substr(0, 272))).key);
+    const auto bad = test_key_with_exponent_bits(16385).substr(0, 272);
+    const auto r = parse_openpgp_key(base + as_subkey(bad));
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("a subkey: the key holds a 16385-bit number"), std::string::npos)
+        << r.error;
+}
+
 TEST(OpenPgp, V6KeyIsRefusedClearly) {
     std::string packet = {static_cast<char>(0xC6), 10, 6, 0, 0, 0, 0, 27, 0, 0, 0, 0};
     const auto r = parse_openpgp_key(packet);
