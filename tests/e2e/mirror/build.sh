@@ -423,6 +423,17 @@ mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidi
     'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
 mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
+# The debian12 CUDA index signed the two ways apt refuses (scenario 27, served in place of
+# InRelease by the server's "file:" fault): a SHA-1 signature, and a Release whose Valid-Until
+# has passed (Date and Valid-Until in January 2024), signed properly.
+(
+    cd "$OUT/www/compute/cuda/repos/debian12/x86_64"
+    gpg_q --yes --local-user "$FPR" --digest-algo SHA1 --clearsign -o InRelease.sha1 Release
+    sed -e 's/^Date: .*/Date: Mon, 01 Jan 2024 00:00:00 UTC/' \
+        -e '/^Date: /a Valid-Until: Mon, 08 Jan 2024 00:00:00 UTC' Release >Release.expired
+    gpg_q --yes --local-user "$FPR" --clearsign -o InRelease.expired Release.expired
+    rm Release.expired
+)
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 

@@ -9,6 +9,8 @@ the first regex that re.search()es the request path wins.
   hang       accept the request, send nothing for 60 s (E2E_HANG_SECONDS), then close;
              "hang:N" hangs N seconds
   truncate   send headers with the full Content-Length N, then N/2 bytes, then close
+  file:NAME  serve NAME, from the requested file's directory, in its place (200, as if it
+             were the requested file)
 Every request is appended to --log as one JSON object per line: method, path, status, fault,
 ua (User-Agent: tells apt's fetches from gpuprov's own).
 Python 3 standard library only.
@@ -43,7 +45,8 @@ class Handler(SimpleHTTPRequestHandler):
         pass
 
     def _record(self, status, fault=None):
-        entry = {"t": round(time.time(), 3), "method": self.command, "path": self.path.split("?", 1)[0],
+        path = getattr(self, "requested", None) or self.path  # as asked, also when substituted
+        entry = {"t": round(time.time(), 3), "method": self.command, "path": path.split("?", 1)[0],
                  "status": status, "fault": fault, "ua": (getattr(self, "headers", None) or {}).get("User-Agent", "")}
         with _log_lock, open(self.server.log_path, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
@@ -53,7 +56,7 @@ class Handler(SimpleHTTPRequestHandler):
             status = int(getattr(code, "value", code))
         except (TypeError, ValueError):
             status = 0
-        self._record(status)
+        self._record(status, getattr(self, "substituted", None))
 
     def _fault(self):
         try:
@@ -72,6 +75,7 @@ class Handler(SimpleHTTPRequestHandler):
 
     def _handle(self, head_only):
         fault = self._fault()
+        self.substituted = self.requested = None  # the handler outlives a keep-alive request
         if fault in ("500", "404"):
             code = int(fault)
             body = f"{code} injected by gpuprov e2e mirror\n".encode()
@@ -114,6 +118,11 @@ class Handler(SimpleHTTPRequestHandler):
                 self.wfile.flush()
             self.close_connection = True
             return
+        if fault is not None and fault.startswith("file:"):
+            name = fault.split(":", 1)[1]
+            self.requested = path = self.path.split("?", 1)[0]
+            self.path = path[: path.rfind("/") + 1] + name
+            self.substituted = fault
         if head_only:
             super().do_HEAD()
         else:
