@@ -114,10 +114,21 @@ std::string upper(std::string s) {
 /// that holds one ("mpi too large"); no real key comes near it (RSA 4096 is 4096 bits).
 constexpr unsigned kMaxMpiBits = 16384;
 
+/// The number of significant bits in a byte (0 for 0).
+unsigned bit_length(unsigned byte) {
+    unsigned n = 0;
+    for (; byte != 0; byte >>= 1) {
+        ++n;
+    }
+    return n;
+}
+
 /// Why the algorithm-specific fields of a v4 public-key packet (RFC 4880 section 5.5.2, RFC 6637
-/// section 9, RFC 9580 section 5.5.5) are not what gpg can load, or empty. The fingerprint covers
-/// these bytes, so this only keeps gpuprov from accepting (and writing to a keyring) a key that
-/// gpg and gpgv then refuse to read. Algorithms this does not know are left to gpgv, like gpg does.
+/// section 9, RFC 9580 section 5.5.5) are not what gpg can load, or empty. gpg (g10/parse-packet.c
+/// parse_key) reads exactly these fields, skips whatever follows them and computes the
+/// fingerprint over its own re-encoding, so bytes after the fields or an MPI with leading zero
+/// bits give gpg and gpgv another fingerprint than the one in the file: both are refused, like
+/// what gpg cannot read at all. Algorithms this does not know gpg keeps as they are; so does this.
 std::string key_material_problem(std::string_view body) {
     enum Field { mpi, oid, kdf };
     std::vector<Field> fields;
@@ -163,6 +174,13 @@ std::string key_material_problem(std::string_view body) {
                 return fmt::format("the key's algorithm {} material ends inside a {}-bit number",
                                    algo, bits);
             }
+            // RFC 4880 section 3.2: the bit count starts at the most significant set bit.
+            if (bytes > 0 && bits != 8 * (bytes - 1) + bit_length(byte_at(body, pos))) {
+                return fmt::format("the key's algorithm {} material has a {}-bit number with "
+                                   "leading zero bits; gpg re-encodes it, so gpg's fingerprint "
+                                   "for this key is not the one computed from the file",
+                                   algo, bits);
+            }
             pos += bytes;
         } else {
             // A one-octet length, then that many octets; 0 and 255 are reserved (RFC 6637 9).
@@ -177,6 +195,12 @@ std::string key_material_problem(std::string_view body) {
             }
             pos += length;
         }
+    }
+    if (pos != body.size()) {
+        return fmt::format("the key packet has {} bytes after its algorithm {} material; gpg "
+                           "skips them, so gpg's fingerprint for this key is not the one computed "
+                           "from the file",
+                           body.size() - pos, algo);
     }
     return {};
 }
@@ -195,7 +219,8 @@ std::string key_packet_problem(std::string_view body) {
     if (version != 4) {
         return fmt::format("v{} OpenPGP keys are obsolete and not accepted", version);
     }
-    if (body.size() < 6 || body.size() > 0xFFFF) {
+    // gpg refuses a v4 key packet under 12 bytes ("packet(6) too short", parse_key).
+    if (body.size() < 12 || body.size() > 0xFFFF) {
         return fmt::format("malformed v4 public-key packet ({} bytes)", body.size());
     }
     return key_material_problem(body);
@@ -213,19 +238,23 @@ std::string v4_fingerprint(std::string_view body) {
 }
 
 /// Why a signature packet is one gpg refuses to read, or empty. gpg ends the whole import at a
-/// signature version it does not know ("packet(2) with unknown version", g10/parse-packet.c
-/// reads 2 to 5; RFC 4880 section 5.2 defines 3 and 4), so apt could not read a keyring holding
-/// one. The signatures themselves are gpgv's to check.
+/// signature packet under 16 bytes or of a version it does not know (g10/parse-packet.c
+/// parse_signature; gpg 2.2 reads 2 to 4, RFC 4880 section 5.2 defines 3 and 4), so apt could
+/// not read a keyring holding one. The signatures themselves are gpgv's to check.
 std::string signature_problem(std::string_view body) {
-    if (body.empty()) {
-        return "empty signature packet";
+    if (body.size() < 16) {
+        return fmt::format("a signature packet of {} bytes is too short for gpg to read",
+                           body.size());
     }
     const auto version = byte_at(body, 0);
-    if (version < 2 || version > 5) {
+    if (version < 2 || version > 4) {
         return fmt::format("a signature packet has version {}, which gpg cannot read", version);
     }
     return {};
 }
+
+/// gpg refuses a user ID packet over 2048 bytes ("packet(13) too large", MAX_UID_PACKET_LENGTH).
+constexpr std::size_t kMaxUserIdBytes = 2048;
 
 KeyParseResult refuse(std::string why) {
     return {std::nullopt, std::move(why)};
@@ -293,6 +322,10 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
             break;
         }
         case tag_user_id:
+            if (p.body.size() > kMaxUserIdBytes) {
+                return refuse(fmt::format("a user ID of {} bytes; gpg reads none over {}",
+                                          p.body.size(), kMaxUserIdBytes));
+            }
             key.user_ids.emplace_back(p.body);
             break;
         case tag_public_subkey:

@@ -12,8 +12,8 @@ Per file, gpuprov and gpg must agree:
   - gpuprov accepts: gpg shows exactly one primary key, with the same fingerprint and key id;
   - gpuprov refuses: gpg shows no key, or gpuprov's reason is one of its deliberate policies
     (POLICY below: several primary keys, secret key material, a packet a transferable public
-    key never holds, key versions other than 4, damaged armor, a truncated packet), which gpg
-    does not apply.
+    key never holds, key versions other than 4, damaged armor, a truncated packet, a key
+    packet gpg would fingerprint otherwise), which gpg does not apply.
 Anything else is a mismatch; the exit status is 1 when there is one (2: usage, 77: no gpg).
 Python 3 standard library only.
 """
@@ -36,6 +36,9 @@ POLICY = [
     # gpg skips characters that are not base64, a missing END line or a bad CRC and shows what
     # it could read; a damaged download is refused instead
     ("malformed armor", re.compile(r"armored block \d+")),
+    # a key packet with bytes after its key material or an MPI with leading zero bits: gpg
+    # hashes its own re-encoding, so its fingerprint is not the file's; refused as ambiguous
+    ("fingerprint gpg computes otherwise", re.compile(r"gpg's fingerprint for this key is not the one")),
     # gpg shows the packets before a cut-off one; a cut-off download is refused instead
     ("truncated packet", re.compile(r"the key is truncated|truncated packet header|partial body length|indeterminate length")),
 ]

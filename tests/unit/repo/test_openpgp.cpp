@@ -173,6 +173,39 @@ TEST(OpenPgp, KeyWhoseNumberRunsPastItsPacketIsRefused) {
     EXPECT_NE(r.error.find("ends inside a 4096-bit number"), std::string::npos) << r.error;
 }
 
+// Found by the gpg oracle: gpg fingerprints its own re-encoding of the key material, so an MPI
+// with leading zero bits or bytes after the material give gpg and gpgv another fingerprint than
+// the file's: refused rather than pinned ambiguously.
+TEST(OpenPgp, KeyNumberWithLeadingZeroBitsIsRefused) {
+    const auto r = parse_openpgp_key(test_key_with_exponent_bits(18)); // 65537 has 17 bits
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("18-bit number with leading zero bits"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, BytesAfterTheKeyMaterialAreRefused) {
+    auto bin = read_fixture("repo/test-key.gpg");
+    ASSERT_EQ(static_cast<unsigned char>(bin[0]), 0x99u);
+    ASSERT_EQ(static_cast<unsigned char>(bin[2]), 13u) << "269 = 0x010D bytes";
+    bin[2] = 14;
+    bin.insert(3 + 269, 1, '\0');
+    const auto r = parse_openpgp_key(bin);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("1 bytes after its algorithm 1 material"), std::string::npos) << r.error;
+}
+
+TEST(OpenPgp, UserIdLongerThanGpgReadsIsRefused) {
+    const auto base = read_fixture("repo/test-key.gpg");
+    const auto uid = [](std::size_t n) { // new-format tag 13, two-octet length (192..8383)
+        return std::string{static_cast<char>(0xCD), static_cast<char>(((n - 192) >> 8) + 192),
+                           static_cast<char>((n - 192) & 0xFF)} +
+               std::string(n, 'u');
+    };
+    EXPECT_TRUE(parse_openpgp_key(base + uid(2048)).key);
+    const auto r = parse_openpgp_key(base + uid(2049));
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("user ID of 2049 bytes"), std::string::npos) << r.error;
+}
+
 // Found by the gpg oracle on a grown fuzz corpus: gpg refuses a whole key file holding a
 // signature packet of a version it does not know ("packet(2) with unknown version 103"), so apt
 // could not read the keyring gpuprov would write.
@@ -185,6 +218,11 @@ TEST(OpenPgp, SignatureOfAnUnknownVersionIsRefused) {
     const auto r = parse_openpgp_key(bin);
     EXPECT_FALSE(r.key);
     EXPECT_NE(r.error.find("signature packet has version 103"), std::string::npos) << r.error;
+    // gpg 2.2 (Debian 12) reads versions 2 to 4 and refuses 5 the same way.
+    bin[sig_body] = 5;
+    EXPECT_FALSE(parse_openpgp_key(bin).key);
+    bin[sig_body] = 2;
+    EXPECT_TRUE(parse_openpgp_key(bin).key);
 }
 
 TEST(OpenPgp, SubkeyIsCheckedLikeThePrimaryKey) {
