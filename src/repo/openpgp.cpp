@@ -341,6 +341,12 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
         case tag_user_attribute:
             break;
         case tag_marker:
+            // RFC 4880 section 5.8: the body is "PGP"; gpg refuses the file on any other
+            // ("invalid marker packet").
+            if (p.body != "PGP") {
+                return refuse("a marker packet whose body is not \"PGP\"; gpg cannot read it");
+            }
+            continue;
         case tag_trust:
             // Local to the exporting keyring (trust) or meaningless (marker): not copied, so the
             // keyring apt sees holds only what the key's owner published.

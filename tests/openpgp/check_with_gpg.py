@@ -13,7 +13,8 @@ Per file, gpuprov and gpg must agree:
   - gpuprov refuses: gpg shows no key, or gpuprov's reason is one of its deliberate policies
     (POLICY below: several primary keys, secret key material, a packet a transferable public
     key never holds, key versions other than 4, damaged armor, a truncated packet, a key
-    packet gpg would fingerprint otherwise), which gpg does not apply.
+    packet gpg would fingerprint otherwise), which gpg does not apply; or gpg stopped at the
+    packet gpuprov refused as one gpg cannot read, and shows only the keys before it.
 Anything else is a mismatch; the exit status is 1 when there is one (2: usage, 77: no gpg).
 Python 3 standard library only.
 """
@@ -42,6 +43,10 @@ POLICY = [
     # gpg shows the packets before a cut-off one; a cut-off download is refused instead
     ("truncated packet", re.compile(r"the key is truncated|truncated packet header|partial body length|indeterminate length")),
 ]
+
+
+# gpuprov's reasons that are gpg's own limits (src/repo/openpgp.cpp).
+GPG_CANNOT_READ = re.compile(r"gpg cannot read|gpg reads none|too short for gpg|malformed v4 public-key packet")
 
 
 def usage():
@@ -84,7 +89,7 @@ def ours(probe, files):
 
 
 def gpg_view(home, path):
-    """(primary keys as [(fpr, keyid)], gpg's first error line)."""
+    """(primary keys as [(fpr, keyid)], gpg's first error line, whether gpg stopped reading)."""
     env = dict(os.environ, GNUPGHOME=home, LC_ALL="C")
     r = subprocess.run(["gpg", "--batch", "--no-tty", "--with-colons", "--show-keys", path],
                        capture_output=True, env=env, timeout=60)
@@ -100,14 +105,15 @@ def gpg_view(home, path):
         elif f[0] != "fpr":
             pending = None
     err = ""
-    for line in r.stderr.decode(errors="replace").splitlines():
+    stderr = r.stderr.decode(errors="replace")
+    for line in stderr.splitlines():
         if line.startswith("gpg: ") and "keybox" not in line and "trustdb" not in line:
             err = line[5:].strip()
             break
-    return keys, err
+    return keys, err, "read error" in stderr
 
 
-def verdict(mine, keys):
+def verdict(mine, keys, gpg_stopped):
     """(category, detail); category "agree" or "policy" is fine, anything else a mismatch."""
     kind, rest = mine
     if kind == "key":
@@ -120,6 +126,10 @@ def verdict(mine, keys):
         return "mismatch: different fingerprint or key id", f"gpuprov {rest}, gpg {keys[0][0]} ({keys[0][1]})"
     if not keys:
         return "agree", "both refuse"
+    # gpg stops at a packet it cannot read and still shows the keys before it; gpuprov refused
+    # the file at that packet, saying gpg cannot read it.
+    if gpg_stopped and GPG_CANNOT_READ.search(rest):
+        return "policy", "gpg stops at the same packet"
     for name, rx in POLICY:
         if rx.search(rest):
             return "policy", name
@@ -158,8 +168,8 @@ def main(argv):
         for f in files:
             if f not in mine:
                 sys.exit(f"check_with_gpg: openpgp_probe printed nothing for {f}")
-            keys, err = gpg_view(home, f)
-            cat, detail = verdict(mine[f], keys)
+            keys, err, stopped = gpg_view(home, f)
+            cat, detail = verdict(mine[f], keys, stopped)
             if cat.startswith("mismatch"):
                 mismatches += 1
                 detail += f" | gpg: {err or ', '.join(k for k, _ in keys) or 'nothing'}"

@@ -240,6 +240,20 @@ TEST(OpenPgp, SubkeyIsCheckedLikeThePrimaryKey) {
         << r.error;
 }
 
+// Found by the gpg oracle: gpg refuses a file with a marker packet other than "PGP".
+TEST(OpenPgp, MarkerPacketMustSayPgp) {
+    const auto bin = read_fixture("repo/test-key.gpg");
+    const auto marker = [](std::string body) { // old format, tag 10, one-octet length
+        return std::string{static_cast<char>(0xA8), static_cast<char>(body.size())} + body;
+    };
+    const auto ok = parse_openpgp_key(marker("PGP") + bin);
+    ASSERT_TRUE(ok.key) << ok.error;
+    EXPECT_EQ(ok.key->binary, bin) << "the marker is not copied";
+    const auto r = parse_openpgp_key(marker("PGQ") + bin);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("marker packet"), std::string::npos) << r.error;
+}
+
 TEST(OpenPgp, V6KeyIsRefusedClearly) {
     std::string packet = {static_cast<char>(0xC6), 10, 6, 0, 0, 0, 0, 27, 0, 0, 0, 0};
     const auto r = parse_openpgp_key(packet);
