@@ -13,8 +13,9 @@ Per file, gpuprov and gpg must agree:
   - gpuprov refuses: gpg shows no key, or gpuprov's reason is one of its deliberate policies
     (POLICY below: several primary keys, secret key material, a packet a transferable public
     key never holds, key versions other than 4, damaged armor, a truncated packet, a key
-    packet gpg would fingerprint otherwise), which gpg does not apply; or gpg stopped at the
-    packet gpuprov refused as one gpg cannot read, and shows only the keys before it.
+    packet gpg would fingerprint otherwise, a key packet gpg skips), which gpg does not apply;
+    or gpg stopped at the packet gpuprov refused as one gpg cannot read, and shows only the
+    keys before it.
 Anything else is a mismatch; the exit status is 1 when there is one (2: usage, 77: no gpg).
 Python 3 standard library only.
 """
@@ -40,13 +41,17 @@ POLICY = [
     # a key packet with bytes after its key material or an MPI with leading zero bits: gpg
     # hashes its own re-encoding, so its fingerprint is not the file's; refused as ambiguous
     ("fingerprint gpg computes otherwise", re.compile(r"gpg's fingerprint for this key is not the one")),
+    # gpg skips a key packet it cannot read (an empty one, an unknown version) and shows the
+    # other keys; a damaged key file is refused instead
+    ("damaged key packet", re.compile(r"empty public-key packet|malformed v4 public-key packet")),
     # gpg shows the packets before a cut-off one; a cut-off download is refused instead
     ("truncated packet", re.compile(r"the key is truncated|truncated packet header|partial body length|indeterminate length")),
 ]
 
 
 # gpuprov's reasons that are gpg's own limits (src/repo/openpgp.cpp).
-GPG_CANNOT_READ = re.compile(r"gpg cannot read|gpg reads none|too short for gpg|malformed v4 public-key packet")
+GPG_CANNOT_READ = re.compile(r"gpg cannot read|gpg reads none|too short for gpg|malformed v4 public-key packet"
+                             r"|empty public-key packet|is not an OpenPGP packet header")
 
 
 def usage():
