@@ -423,7 +423,7 @@ mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidi
     'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
 mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
-# The debian12 CUDA index signed the two ways apt refuses (scenario 27, served in place of
+# The debian12 CUDA index signed the two ways apt refuses (scenario 28, served in place of
 # InRelease by the server's "file:" fault): a SHA-1 signature, and a Release whose Valid-Until
 # has passed (Date and Valid-Until in January 2024), signed properly.
 (
