@@ -2,6 +2,9 @@
 
 #include <gpuprov/local_system.hpp>
 #include <gpuprov/metrics.hpp>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 
 using namespace gpuprov;
 using namespace gpuprov::testing;
@@ -23,6 +26,19 @@ MetricsSnapshot a100_snapshot() {
     j.steps.push_back({.id = "nouveau", .status = "done", .started_at = "2026-03-01T10:00:10Z"});
     s.journal = j;
     return s;
+}
+
+// Every family gpuprov metrics can write has a series in this one.
+MetricsSnapshot full_snapshot() {
+    auto full = a100_snapshot();
+    full.gpus_on_pci = 2;
+    full.driver_loaded = true;
+    full.temperature_alert_c = 85;
+    full.health = parse_smi_health(read_fixture("cmd/nvidia-smi/health-580-2gpu.csv"));
+    full.health_up = true;
+    full.nvlink = parse_nvlink_errors(read_fixture("cmd/nvlink/errors-535-a100-gpu0-1.txt"));
+    full.xids = parse_xid_events(read_fixture("cmd/xid/journal-45-590.txt"));
+    return full;
 }
 
 bool has_line(const std::string& text, const std::string& line) {
@@ -212,15 +228,7 @@ TEST(Metrics, EccThrottleNvlinkAndXidSeries) {
 
 TEST(Metrics, PromtoolAcceptsTheOutput) {
     LocalSystem local;
-    auto full = a100_snapshot();
-    full.gpus_on_pci = 2;
-    full.driver_loaded = true;
-    full.temperature_alert_c = 85;
-    full.health = parse_smi_health(read_fixture("cmd/nvidia-smi/health-580-2gpu.csv"));
-    full.health_up = true;
-    full.nvlink = parse_nvlink_errors(read_fixture("cmd/nvlink/errors-535-a100-gpu0-1.txt"));
-    full.xids = parse_xid_events(read_fixture("cmd/xid/journal-45-590.txt"));
-    for (const auto& snapshot : {a100_snapshot(), MetricsSnapshot{}, full}) {
+    for (const auto& snapshot : {a100_snapshot(), MetricsSnapshot{}, full_snapshot()}) {
         Command cmd;
         cmd.argv = {"promtool", "check", "metrics"};
         cmd.timeout = std::chrono::seconds(30);
@@ -230,5 +238,69 @@ TEST(Metrics, PromtoolAcceptsTheOutput) {
             GTEST_SKIP() << "promtool is not installed (scripts/test.sh installs it)";
         }
         EXPECT_TRUE(r.ok()) << r.out << r.err << "\n" << *cmd.stdin_data;
+    }
+}
+
+namespace {
+
+// The "expr" of every target and the templating queries, anywhere in the dashboard.
+void collect_queries(const nlohmann::json& j, std::vector<std::string>& out) {
+    if (j.is_object()) {
+        for (const auto& [key, value] : j.items()) {
+            if ((key == "expr" || key == "definition") && value.is_string()) {
+                out.push_back(value.get<std::string>());
+            } else {
+                collect_queries(value, out);
+            }
+        }
+    } else if (j.is_array()) {
+        for (const auto& v : j) {
+            collect_queries(v, out);
+        }
+    }
+}
+
+} // namespace
+
+TEST(Metrics, GrafanaDashboardIsJsonAndQueriesOnlySeriesGpuprovWrites) {
+    const auto path = std::string(GPUPROV_DIST_DIR) + "/grafana/gpuprov-dashboard.json";
+    LocalSystem local;
+    const auto text = local.read_file(path);
+    ASSERT_TRUE(text.has_value()) << path;
+    nlohmann::json dashboard;
+    ASSERT_NO_THROW(dashboard = nlohmann::json::parse(*text)) << path << " is not valid JSON";
+    EXPECT_EQ(dashboard.at("uid"), "gpuprov-hosts");
+    ASSERT_TRUE(dashboard.at("panels").is_array());
+
+    std::set<std::string> families;
+    const std::regex type_line("# TYPE (\\S+) ");
+    const auto rendered = render_metrics(full_snapshot());
+    for (std::sregex_iterator it(rendered.begin(), rendered.end(), type_line), end; it != end;
+         ++it) {
+        families.insert((*it)[1]);
+    }
+
+    std::vector<std::string> queries;
+    collect_queries(dashboard, queries);
+    EXPECT_GE(queries.size(), 20u);
+    // A name followed by a selector or a range is a metric; label names are followed by "=".
+    const std::regex metric("([a-zA-Z_:][a-zA-Z0-9_:]*)\\s*[{\\[,)]");
+    std::set<int> ids;
+    for (const auto& q : queries) {
+        SCOPED_TRACE(q);
+        std::size_t named = 0;
+        for (std::sregex_iterator it(q.begin(), q.end(), metric), end; it != end; ++it) {
+            const std::string name = (*it)[1];
+            if (name == "instance" || name == "by" || name == "on") {
+                continue; // label_values(…, instance), by (...), on (...)
+            }
+            EXPECT_TRUE(families.count(name)) << name << " is not a metric gpuprov writes";
+            ++named;
+        }
+        EXPECT_GE(named, 1u) << "names no gpuprov metric";
+    }
+    for (const auto& panel : dashboard.at("panels")) {
+        EXPECT_TRUE(ids.insert(panel.at("id").get<int>()).second) << "duplicate panel id";
+        EXPECT_TRUE(panel.contains("gridPos"));
     }
 }
