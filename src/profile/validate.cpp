@@ -12,9 +12,9 @@ namespace gpuprov::profile_detail {
 namespace {
 
 const std::vector<std::string> k_step_ids = {
-    "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
-    "cuda-toolkit", "cudnn",      "nccl",      "tensorrt",   "infiniband", "container-toolkit",
-    "tuning",       "monitoring", "verify"};
+    "preflight",         "nouveau", "cuda-repo",  "driver",   "fabric-manager",
+    "cuda-toolkit",      "cudnn",   "nccl",       "tensorrt", "infiniband",
+    "container-toolkit", "tuning",  "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
 
@@ -443,7 +443,7 @@ InfinibandSpec read_infiniband(const Reader& r, const Node& n) {
 }
 
 MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
-    r.expect_map(n, "monitoring", {"textfile_dir", "temperature_alert_c"});
+    r.expect_map(n, "monitoring", {"textfile_dir", "temperature_alert_c", "node_exporter"});
     MonitoringSpec m;
     if (const auto* v = get(n, "textfile_dir")) {
         m.textfile_dir = r.scalar(*v, "monitoring.textfile_dir", "an absolute directory path");
@@ -451,6 +451,9 @@ MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
     }
     if (const auto* v = get(n, "temperature_alert_c")) {
         m.temperature_alert_c = r.integer(*v, "monitoring.temperature_alert_c", 30, 120);
+    }
+    if (const auto* v = get(n, "node_exporter")) {
+        m.node_exporter = r.boolean(*v, "monitoring.node_exporter");
     }
     return m;
 }
@@ -495,8 +498,8 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
-                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager", "tuning",
-                  "monitoring", "steps"});
+                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager",
+                  "tuning", "monitoring", "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
