@@ -39,6 +39,13 @@ void converge_monitoring(TestHost& host, const std::string& dir) {
     sys.add_dir(dir);
 }
 
+// Converged, with the package installed and `defaults` as its file.
+void installed_host(TestHost& host, const std::string& dir, const std::string& defaults) {
+    converge_monitoring(host, dir);
+    host.set_package("prometheus-node-exporter", "1.5.0-1+b6");
+    host.sys.add_file(kNodeExporterDefaults, defaults);
+}
+
 } // namespace
 
 // ---- the ARGS merge ----
@@ -120,9 +127,7 @@ TEST(NodeExporterStep, NotInstalledPlansThePackageAndTheEditAfterIt) {
 TEST(NodeExporterStep, ApplyEditsTheInstalledFileRestartsAndVerifies) {
     TestHost host;
     const auto profile = node_exporter_profile("/srv/metrics");
-    converge_monitoring(host, "/srv/metrics");
-    host.set_package("prometheus-node-exporter", "1.5.0-1+b6");
-    host.sys.add_file(kNodeExporterDefaults, debian_defaults());
+    installed_host(host, "/srv/metrics", debian_defaults());
     StepRunner run(host, profile);
 
     auto verified = run.step("monitoring").verify(run.ctx(), host.sys);
@@ -170,9 +175,7 @@ TEST(NodeExporterStep, DefaultDirectoryNeedsOnlyThePackage) {
 TEST(NodeExporterStep, UneditableArgsBlockAndChangeNothing) {
     TestHost host;
     const auto profile = node_exporter_profile("/srv/metrics");
-    converge_monitoring(host, "/srv/metrics");
-    host.set_package("prometheus-node-exporter", "1.5.0-1+b6");
-    host.sys.add_file(kNodeExporterDefaults, "ARGS=\"--a \\\n --b\"\n");
+    installed_host(host, "/srv/metrics", "ARGS=\"--a \\\n --b\"\n");
     StepRunner run(host, profile);
     const auto r = run.check("monitoring");
     EXPECT_EQ(r.status, StepStatus::blocked);
@@ -194,9 +197,7 @@ TEST(NodeExporterStep, ElHostsAreBlockedWithTheManualWay) {
 TEST(NodeExporterStep, FailedRestartFailsTheStepWithSystemctlsWords) {
     TestHost host;
     const auto profile = node_exporter_profile("/srv/metrics");
-    converge_monitoring(host, "/srv/metrics");
-    host.set_package("prometheus-node-exporter", "1.5.0-1+b6");
-    host.sys.add_file(kNodeExporterDefaults, debian_defaults());
+    installed_host(host, "/srv/metrics", debian_defaults());
     host.sys.on_command({"systemctl", "try-restart", "prometheus-node-exporter.service"},
                         CommandResult{.exit_code = 1,
                                       .err = "Job for prometheus-node-exporter.service failed "
