@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds gpuprov_<version>_<arch>.deb from the tree `cmake --install` lays out (binary, man page,
-# bash/zsh completion, logrotate, docs), with the runtime dependencies dpkg-shlibdeps computes
-# from the binary itself plus libcurl (opened at run time). And gpuprov-<version>-1.<arch>.rpm
+# bash/zsh completion, logrotate, Prometheus alert rules, Grafana dashboard, docs), with the
+# runtime dependencies dpkg-shlibdeps computes from the binary itself plus libcurl (opened at
+# run time). And gpuprov-<version>-1.<arch>.rpm
 # from the same tree when rpmbuild is installed (Debian's `rpm` package). The binary is the
 # release build (scripts/build.sh --release), checked by scripts/check-portable.sh: one package
 # for every supported distro. e2e 17 holds the .deb to lintian (no error or warning).
@@ -87,6 +88,8 @@ if command -v rpmbuild >/dev/null; then
         printf '%%description\ngpuprov turns a fresh server into a working, verified NVIDIA GPU machine.\n\n'
         printf '%%files\n/usr/bin/gpuprov\n/usr/share/man/man1/gpuprov.1.gz\n/usr/share/bash-completion/completions/gpuprov\n'
         printf '/usr/share/zsh/vendor-completions/_gpuprov\n%%config(noreplace) /etc/logrotate.d/gpuprov\n/usr/share/doc/gpuprov\n'
+        # The alert rules and the Grafana dashboard (docs/metrics.md).
+        printf '/usr/share/gpuprov\n'
     } >"$stage/rpm/gpuprov.spec"
     rpmbuild -bb --quiet --buildroot "$root" --define "_topdir $stage/rpm" \
         --define "_rpmdir $out" --define '_build_id_links none' "$stage/rpm/gpuprov.spec" >/dev/null 2>&1 &&

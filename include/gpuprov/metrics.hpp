@@ -2,6 +2,7 @@
 // `gpuprov metrics`: GPU gauges and provisioning state in the Prometheus text exposition
 // format 0.0.4, for node_exporter's textfile collector (docs/metrics.md).
 #include <filesystem>
+#include <gpuprov/gpu_health.hpp>
 #include <gpuprov/journal.hpp>
 #include <gpuprov/nvidia_smi.hpp>
 #include <gpuprov/system.hpp>
@@ -22,9 +23,19 @@ struct MetricsSnapshot {
     std::optional<bool> driver_loaded; ///< /proc/driver/nvidia/version readable
     /// The profile's monitoring.temperature_alert_c, exported for the alert rule to compare with.
     std::optional<int> temperature_alert_c;
+
+    /// The health query (ECC, throttle reasons) answered; asked only when nvidia-smi is up.
+    std::optional<bool> health_up;
+    std::vector<SmiHealth> health;
+    /// `nvidia-smi nvlink -e`; nullopt when it was not asked or failed (no NVLink).
+    std::optional<std::vector<NvlinkErrorCount>> nvlink;
+    /// Xid events in the kernel log since boot; nullopt when no kernel log could be read.
+    std::optional<std::vector<XidEvent>> xids;
 };
 
-/// Runs the nvidia-smi query and reads the journal (an unreadable journal counts as none).
+/// Runs the nvidia-smi queries (GPUs, then health and NVLink errors when it answered), reads
+/// the kernel log for Xid events (journalctl -k, else dmesg) and the journal (an unreadable
+/// journal counts as none).
 [[nodiscard]] MetricsSnapshot collect_metrics(const System& sys);
 /// The exposition text: # HELP and # TYPE for every family, one sample per line.
 [[nodiscard]] std::string render_metrics(const MetricsSnapshot& snapshot);

@@ -114,6 +114,9 @@ struct TuningSpec {
 struct MonitoringSpec {
     std::string textfile_dir = "/var/lib/prometheus/node-exporter";
     int temperature_alert_c = 85;
+    /// Install the distro's prometheus-node-exporter with its textfile collector reading
+    /// textfile_dir (docs/metrics.md).
+    bool node_exporter = false;
 };
 
 struct Profile {

@@ -1,5 +1,6 @@
+#include "metrics_writer.hpp"
+
 #include <ctime>
-#include <fmt/format.h>
 #include <gpuprov/metrics.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -11,27 +12,11 @@ namespace {
 constexpr const char* kStatuses[] = {"satisfied", "pending", "blocked",        "skipped",
                                      "done",      "failed",  "reboot-required"};
 
-class Writer {
-public:
-    void family(std::string_view name, std::string_view help, std::string_view type = "gauge") {
-        m_text += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-    }
-    void sample(std::string_view name, std::string_view labels, double value) {
-        m_text += fmt::format("{}{}{}{} {}\n", name, labels.empty() ? "" : "{", labels,
-                              labels.empty() ? "" : "}", value);
-    }
-    [[nodiscard]] std::string take() { return std::move(m_text); }
-
-private:
-    std::string m_text;
-};
-
-std::string label(std::string_view key, std::string_view value) {
-    return fmt::format("{}=\"{}\"", key, escape_label_value(value));
-}
+using metrics_detail::label;
+using metrics_detail::Writer;
 
 std::string gpu_labels(const SmiGpu& g) {
-    return label("index", std::to_string(g.index)) + "," + label("uuid", g.uuid);
+    return metrics_detail::gpu_labels(g.index, g.uuid);
 }
 
 void gpu_metrics(const MetricsSnapshot& s, Writer& w) {
@@ -211,6 +196,7 @@ std::optional<double> parse_rfc3339(std::string_view text) {
 std::string render_metrics(const MetricsSnapshot& snapshot) {
     Writer w;
     gpu_metrics(snapshot, w);
+    metrics_detail::health_metrics(snapshot, w);
     if (snapshot.journal) {
         journal_metrics(*snapshot.journal, w);
     }

@@ -1,4 +1,5 @@
-#include <cmath>
+#include "smi_values.hpp"
+
 #include <gpuprov/nvidia_smi.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -8,22 +9,10 @@ namespace {
 
 constexpr std::size_t kFieldCount = 13;
 
-// nvidia-smi prints these instead of a value; "N/A" without brackets appears in some fields
-// (mig.mode.current on GPUs without MIG) and older drivers.
-bool is_sentinel(std::string_view v) {
-    return v.empty() || v == "N/A" || v == "[N/A]" || v == "[Not Supported]" ||
-           v == "[Insufficient Permissions]" || v == "[Unknown Error]" || v == "[GPU is lost]";
-}
+using nvidia_detail::is_smi_sentinel;
 
 std::optional<double> number(std::string_view v) {
-    if (is_sentinel(v)) {
-        return std::nullopt;
-    }
-    auto d = parse_double(v);
-    if (!d || !std::isfinite(*d)) {
-        return std::nullopt;
-    }
-    return d;
+    return nvidia_detail::smi_number(v);
 }
 
 std::optional<std::uint64_t> mib(std::string_view v) {
@@ -36,20 +25,11 @@ std::optional<std::uint64_t> mib(std::string_view v) {
 }
 
 std::optional<bool> enabled(std::string_view v) {
-    if (is_sentinel(v)) {
-        return std::nullopt;
-    }
-    if (v == "Enabled" || v == "On") {
-        return true;
-    }
-    if (v == "Disabled" || v == "Off") {
-        return false;
-    }
-    return std::nullopt;
+    return nvidia_detail::smi_enabled(v);
 }
 
 std::string text(std::string_view v) {
-    return is_sentinel(v) ? std::string() : std::string(v);
+    return is_smi_sentinel(v) ? std::string() : std::string(v);
 }
 
 } // namespace

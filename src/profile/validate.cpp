@@ -443,7 +443,7 @@ InfinibandSpec read_infiniband(const Reader& r, const Node& n) {
 }
 
 MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
-    r.expect_map(n, "monitoring", {"textfile_dir", "temperature_alert_c"});
+    r.expect_map(n, "monitoring", {"textfile_dir", "temperature_alert_c", "node_exporter"});
     MonitoringSpec m;
     if (const auto* v = get(n, "textfile_dir")) {
         m.textfile_dir = r.scalar(*v, "monitoring.textfile_dir", "an absolute directory path");
@@ -451,6 +451,9 @@ MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
     }
     if (const auto* v = get(n, "temperature_alert_c")) {
         m.temperature_alert_c = r.integer(*v, "monitoring.temperature_alert_c", 30, 120);
+    }
+    if (const auto* v = get(n, "node_exporter")) {
+        m.node_exporter = r.boolean(*v, "monitoring.node_exporter");
     }
     return m;
 }

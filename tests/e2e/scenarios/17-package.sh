@@ -28,6 +28,7 @@ assert_file "bash completion" "$ROOT/usr/share/bash-completion/completions/gpupr
 assert_file "zsh completion" "$ROOT/usr/share/zsh/vendor-completions/_gpuprov"
 assert_grep "logrotate configuration for the log" '^/var/log/gpuprov.log \{' "$ROOT/etc/logrotate.d/gpuprov"
 assert_file "Prometheus alert rules" "$ROOT/usr/share/gpuprov/prometheus/gpuprov-alerts.yml"
+assert_file "Grafana dashboard" "$ROOT/usr/share/gpuprov/grafana/gpuprov-dashboard.json"
 out=$(in_root "$ROOT" 10 gpuprov --version 2>&1 || true)
 assert_grep "gpuprov --version from /usr/bin" '^gpuprov [0-9]+\.[0-9]+\.[0-9]+$' <(printf '%s\n' "$out")
 

@@ -2,6 +2,9 @@
 
 #include <gpuprov/local_system.hpp>
 #include <gpuprov/metrics.hpp>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 
 using namespace gpuprov;
 using namespace gpuprov::testing;
@@ -23,6 +26,19 @@ MetricsSnapshot a100_snapshot() {
     j.steps.push_back({.id = "nouveau", .status = "done", .started_at = "2026-03-01T10:00:10Z"});
     s.journal = j;
     return s;
+}
+
+// Every family gpuprov metrics can write has a series in this one.
+MetricsSnapshot full_snapshot() {
+    auto full = a100_snapshot();
+    full.gpus_on_pci = 2;
+    full.driver_loaded = true;
+    full.temperature_alert_c = 85;
+    full.health = parse_smi_health(read_fixture("cmd/nvidia-smi/health-580-2gpu.csv"));
+    full.health_up = true;
+    full.nvlink = parse_nvlink_errors(read_fixture("cmd/nvlink/errors-535-a100-gpu0-1.txt"));
+    full.xids = parse_xid_events(read_fixture("cmd/xid/journal-45-590.txt"));
+    return full;
 }
 
 bool has_line(const std::string& text, const std::string& line) {
@@ -126,22 +142,93 @@ TEST(Metrics, TextfileWrittenAtomicallyUnderDir) {
     EXPECT_EQ(sys.files_written[0], "/var/lib/prometheus/node-exporter/gpuprov.prom");
 }
 
-TEST(Metrics, CollectReadsSmiAndJournal) {
+const std::vector<std::string> kJournalctlKernel = {"journalctl", "-k", "-q", "--no-pager"};
+const std::vector<std::string> kNvlinkErrors = {"nvidia-smi", "nvlink", "-e"};
+
+TEST(Metrics, CollectReadsSmiHealthKernelLogAndJournal) {
     FakeSystem sys;
     script_query(sys, "query-580-a100.csv");
+    sys.on_command(smi_health_argv(),
+                   answer_ok(read_fixture("cmd/nvidia-smi/health-580-2gpu.csv")));
+    sys.on_command(kNvlinkErrors, answer_ok(read_fixture("cmd/nvlink/errors-535-a100-gpu0-1.txt")));
+    sys.on_command(kJournalctlKernel, answer_ok(read_fixture("cmd/xid/journal-45-590.txt")));
     const auto s = collect_metrics(sys); // no journal file: none
     EXPECT_TRUE(s.smi_up);
     EXPECT_EQ(s.gpus.size(), 2u);
+    EXPECT_EQ(s.health_up, true);
+    EXPECT_EQ(s.health.size(), 2u);
+    ASSERT_TRUE(s.nvlink.has_value());
+    EXPECT_EQ(s.nvlink->size(), 72u);
+    ASSERT_TRUE(s.xids.has_value());
+    EXPECT_EQ(s.xids->size(), 7u);
     EXPECT_FALSE(s.journal.has_value());
+}
+
+TEST(Metrics, CollectFallsBackToDmesgAndSkipsHealthWithoutSmi) {
+    // nvidia-smi fails: the health and NVLink queries are not run (FakeSystem fails the test
+    // on any unscripted command). journalctl fails: dmesg is read.
+    FakeSystem sys;
+    script_query_error(sys, "error-driver-not-loaded.txt");
+    sys.on_command(kJournalctlKernel, answer_failed(1, "", "No journal files were found."));
+    sys.on_command({"dmesg"}, answer_ok(read_fixture("cmd/xid/dmesg-62-340.txt")));
+    auto s = collect_metrics(sys);
+    EXPECT_FALSE(s.smi_up);
+    EXPECT_FALSE(s.health_up.has_value());
+    EXPECT_FALSE(s.nvlink.has_value());
+    ASSERT_TRUE(s.xids.has_value());
+    ASSERT_EQ(s.xids->size(), 1u);
+    EXPECT_EQ((*s.xids)[0].xid, 62);
+
+    // Neither log readable (dmesg_restrict as a user): no Xid series, the log reported down.
+    FakeSystem none;
+    script_query_error(none, "error-driver-not-loaded.txt");
+    none.on_command(kJournalctlKernel, answer_failed(1, "", "No journal files were found."));
+    none.on_command({"dmesg"}, answer_failed(1, "",
+                                             "dmesg: read kernel buffer failed: "
+                                             "Operation not permitted"));
+    s = collect_metrics(none);
+    EXPECT_FALSE(s.xids.has_value());
+    const auto text = render_metrics(s);
+    EXPECT_TRUE(has_line(text, "gpuprov_kernel_log_up 0")) << text;
+    EXPECT_EQ(text.find("gpuprov_xid_errors_total"), std::string::npos);
+}
+
+TEST(Metrics, EccThrottleNvlinkAndXidSeries) {
+    auto s = a100_snapshot();
+    s.health = parse_smi_health(read_fixture("cmd/nvidia-smi/health-580-2gpu.csv"));
+    s.health_up = true;
+    s.nvlink = parse_nvlink_errors("GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-a)\n"
+                                   "\t Link 1: CRC Errors: 891\n");
+    s.xids = parse_xid_events(read_fixture("cmd/xid/journal-45-590.txt"));
+    const auto text = render_metrics(s);
+    const std::string gpu0 = R"(index="0",uuid="GPU-34319582-d595-d1c7-d1d2-179bcfa61660")";
+    const std::string gpu1 = R"(index="1",uuid="GPU-5c5b0b2e-9f7a-4c1d-8e3a-2b1f0d9c8e71")";
+    EXPECT_TRUE(has_line(text, "gpuprov_gpu_health_query_up 1"));
+    EXPECT_TRUE(has_line(text, "gpuprov_gpu_ecc_mode_enabled{" + gpu0 + "} 1")) << text;
+    EXPECT_TRUE(has_line(text, "gpuprov_gpu_ecc_mode_enabled{" + gpu1 + "} 0"));
+    EXPECT_TRUE(has_line(text, "gpuprov_gpu_ecc_errors_total{" + gpu0 +
+                                   R"(,error="uncorrected",scope="volatile"} 2)"));
+    EXPECT_TRUE(has_line(text, "gpuprov_gpu_ecc_errors_total{" + gpu0 +
+                                   R"(,error="corrected",scope="aggregate"} 40)"));
+    // ECC off on GPU 1: no counters at all, rather than zeros.
+    EXPECT_EQ(text.find("gpuprov_gpu_ecc_errors_total{" + gpu1), std::string::npos);
+    EXPECT_TRUE(has_line(text, "# TYPE gpuprov_gpu_ecc_errors_total counter"));
+    EXPECT_TRUE(has_line(text, "gpuprov_gpu_clock_throttle_active{" + gpu0 +
+                                   R"(,reason="hw_thermal_slowdown"} 1)"));
+    EXPECT_TRUE(has_line(text, "gpuprov_gpu_clock_throttle_active{" + gpu1 +
+                                   R"(,reason="hw_thermal_slowdown"} 0)"));
+    EXPECT_TRUE(has_line(
+        text, R"(gpuprov_nvlink_errors_total{index="0",uuid="GPU-a",link="1",counter="crc"} 891)"));
+    // Seven Xid 45 lines over four devices, counted per device and code.
+    EXPECT_TRUE(has_line(text, "gpuprov_kernel_log_up 1"));
+    EXPECT_TRUE(has_line(text, R"(gpuprov_xid_errors_total{pci_device="0000:dc:00",xid="45"} 2)"));
+    EXPECT_TRUE(has_line(text, R"(gpuprov_xid_errors_total{pci_device="0000:97:00",xid="45"} 1)"));
+    EXPECT_TRUE(has_line(text, "# TYPE gpuprov_xid_errors_total counter"));
 }
 
 TEST(Metrics, PromtoolAcceptsTheOutput) {
     LocalSystem local;
-    auto full = a100_snapshot();
-    full.gpus_on_pci = 2;
-    full.driver_loaded = true;
-    full.temperature_alert_c = 85;
-    for (const auto& snapshot : {a100_snapshot(), MetricsSnapshot{}, full}) {
+    for (const auto& snapshot : {a100_snapshot(), MetricsSnapshot{}, full_snapshot()}) {
         Command cmd;
         cmd.argv = {"promtool", "check", "metrics"};
         cmd.timeout = std::chrono::seconds(30);
@@ -151,5 +238,69 @@ TEST(Metrics, PromtoolAcceptsTheOutput) {
             GTEST_SKIP() << "promtool is not installed (scripts/test.sh installs it)";
         }
         EXPECT_TRUE(r.ok()) << r.out << r.err << "\n" << *cmd.stdin_data;
+    }
+}
+
+namespace {
+
+// The "expr" of every target and the templating queries, anywhere in the dashboard.
+void collect_queries(const nlohmann::json& j, std::vector<std::string>& out) {
+    if (j.is_object()) {
+        for (const auto& [key, value] : j.items()) {
+            if ((key == "expr" || key == "definition") && value.is_string()) {
+                out.push_back(value.get<std::string>());
+            } else {
+                collect_queries(value, out);
+            }
+        }
+    } else if (j.is_array()) {
+        for (const auto& v : j) {
+            collect_queries(v, out);
+        }
+    }
+}
+
+} // namespace
+
+TEST(Metrics, GrafanaDashboardIsJsonAndQueriesOnlySeriesGpuprovWrites) {
+    const auto path = std::string(GPUPROV_DIST_DIR) + "/grafana/gpuprov-dashboard.json";
+    LocalSystem local;
+    const auto text = local.read_file(path);
+    ASSERT_TRUE(text.has_value()) << path;
+    nlohmann::json dashboard;
+    ASSERT_NO_THROW(dashboard = nlohmann::json::parse(*text)) << path << " is not valid JSON";
+    EXPECT_EQ(dashboard.at("uid"), "gpuprov-hosts");
+    ASSERT_TRUE(dashboard.at("panels").is_array());
+
+    std::set<std::string> families;
+    const std::regex type_line("# TYPE (\\S+) ");
+    const auto rendered = render_metrics(full_snapshot());
+    for (std::sregex_iterator it(rendered.begin(), rendered.end(), type_line), end; it != end;
+         ++it) {
+        families.insert((*it)[1]);
+    }
+
+    std::vector<std::string> queries;
+    collect_queries(dashboard, queries);
+    EXPECT_GE(queries.size(), 20u);
+    // A name followed by a selector or a range is a metric; label names are followed by "=".
+    const std::regex metric("([a-zA-Z_:][a-zA-Z0-9_:]*)\\s*[{\\[,)]");
+    std::set<int> ids;
+    for (const auto& q : queries) {
+        SCOPED_TRACE(q);
+        std::size_t named = 0;
+        for (std::sregex_iterator it(q.begin(), q.end(), metric), end; it != end; ++it) {
+            const std::string name = (*it)[1];
+            if (name == "instance" || name == "by" || name == "on") {
+                continue; // label_values(…, instance), by (...), on (...)
+            }
+            EXPECT_TRUE(families.count(name)) << name << " is not a metric gpuprov writes";
+            ++named;
+        }
+        EXPECT_GE(named, 1u) << "names no gpuprov metric";
+    }
+    for (const auto& panel : dashboard.at("panels")) {
+        EXPECT_TRUE(ids.insert(panel.at("id").get<int>()).second) << "duplicate panel id";
+        EXPECT_TRUE(panel.contains("gridPos"));
     }
 }

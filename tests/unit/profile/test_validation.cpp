@@ -337,6 +337,14 @@ TEST(Validation, PathsAndRanges) {
     EXPECT_EQ(p.host.disk->path, "/data/scratch");
 }
 
+TEST(Validation, MonitoringNodeExporter) {
+    EXPECT_FALSE(load("name: x\nmonitoring: {}\n").monitoring->node_exporter);
+    EXPECT_TRUE(load("name: x\nmonitoring: {node_exporter: true}\n").monitoring->node_exporter);
+    const auto e = load_error("name: x\nmonitoring: {node_exporter: yes}\n");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_TRUE(contains(e.message(), "monitoring.node_exporter")) << e.what();
+}
+
 TEST(Validation, HostOsMustBeAList) {
     const auto e = load_error("name: x\nhost:\n  os: ubuntu-22.04\n");
     EXPECT_EQ(e.line(), 3);

@@ -1,0 +1,46 @@
+#pragma once
+// The value rules every nvidia-smi CSV parser shares: the sentinels it prints instead of a
+// value, and numbers with or without a unit suffix.
+#include <cmath>
+#include <gpuprov/strings.hpp>
+#include <optional>
+#include <string_view>
+
+namespace gpuprov::nvidia_detail {
+
+/// nvidia-smi prints these instead of a value; "N/A" without brackets appears in some fields
+/// (mig.mode.current on GPUs without MIG, fabric.health.* of R580) and older drivers.
+inline bool is_smi_sentinel(std::string_view v) {
+    return v.empty() || v == "N/A" || v == "[N/A]" || v == "[Not Supported]" ||
+           v == "[Insufficient Permissions]" || v == "[Unknown Error]" || v == "[GPU is lost]" ||
+           (v.size() > 2 && v.front() == '[' && v.back() == ']');
+}
+
+/// A finite number, or nullopt for a sentinel or text. A unit suffix after a space
+/// ("85.12 W", "0 us" of --format=csv without nounits) is dropped.
+inline std::optional<double> smi_number(std::string_view v) {
+    if (is_smi_sentinel(v)) {
+        return std::nullopt;
+    }
+    if (const auto space = v.find(' '); space != std::string_view::npos) {
+        v = v.substr(0, space);
+    }
+    auto d = parse_double(v);
+    if (!d || !std::isfinite(*d)) {
+        return std::nullopt;
+    }
+    return d;
+}
+
+/// "Enabled"/"On" → true, "Disabled"/"Off" → false, anything else nullopt.
+inline std::optional<bool> smi_enabled(std::string_view v) {
+    if (v == "Enabled" || v == "On") {
+        return true;
+    }
+    if (v == "Disabled" || v == "Off") {
+        return false;
+    }
+    return std::nullopt;
+}
+
+} // namespace gpuprov::nvidia_detail
