@@ -79,7 +79,8 @@ std::vector<CheckOutcome> check_container_toolkit(const VerifyInput& in, const S
     ctk.excerpt = head_lines(output_of(r), 2);
     settle(ctk, r.ok());
     out.push_back(ctk);
-    out.push_back(container_engine_check(in, sys));
+    const auto engine = container_engine_check(in, sys);
+    out.push_back(engine);
 
     const auto& runtime = in.profile.container->runtime;
     if (runtime == "containerd") {
@@ -94,7 +95,7 @@ std::vector<CheckOutcome> check_container_toolkit(const VerifyInput& in, const S
     if (in.profile.container->cdi) {
         out.push_back(container_cdi_check(sys));
     }
-    out.push_back(container_gpu_run_check(in, sys));
+    out.push_back(container_gpu_run_check(in, sys, engine));
     return out;
 }
 

@@ -104,13 +104,18 @@ CheckOutcome container_cdi_check(const System& sys) {
     return c;
 }
 
-CheckOutcome container_gpu_run_check(const VerifyInput& in, const System& sys) {
+CheckOutcome container_gpu_run_check(const VerifyInput& in, const System& sys,
+                                     const CheckOutcome& engine) {
     const auto& spec = *in.profile.container;
     auto c =
         make_outcome("container.gpu-run", kStep, "docker run --rm --gpus all IMAGE nvidia-smi -L");
     c.expected = "a container sees the GPUs (nvidia-smi -L lists them)";
     if (spec.runtime != "docker") {
         skip(c, "the GPU run test uses docker; container.runtime is " + spec.runtime);
+        return c;
+    }
+    if (!engine.passed) {
+        skip(c, "no engine to run it (" + engine.id + " failed)");
         return c;
     }
     if (in.facts.gpus.empty()) {

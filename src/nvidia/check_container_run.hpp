@@ -13,7 +13,9 @@ namespace gpuprov::nvidia_detail {
 [[nodiscard]] CheckOutcome container_cdi_check(const System& sys);
 /// container.gpu-run: `docker run --rm --gpus all IMAGE nvidia-smi -L` lists the GPUs, IMAGE
 /// being container.test_image or a local nvidia/cuda image; never pulls. Without a GPU or an
-/// image the outcome says "skipped: why" (and counts as passed: nothing could be run).
-[[nodiscard]] CheckOutcome container_gpu_run_check(const VerifyInput& in, const System& sys);
+/// image, or without the engine (`engine` is container.engine's outcome, which already fails),
+/// the outcome says "skipped: why" (and counts as passed: nothing could be run).
+[[nodiscard]] CheckOutcome container_gpu_run_check(const VerifyInput& in, const System& sys,
+                                                   const CheckOutcome& engine);
 
 } // namespace gpuprov::nvidia_detail

@@ -60,6 +60,9 @@ TEST(CheckContainerEngine, MissingDockerFailsWithTheFix) {
     EXPECT_EQ(c->found, "no dockerd: docker is not installed, so containers cannot run");
     EXPECT_TRUE(contains(c->fix, "container.engine: docker.io"));
     EXPECT_TRUE(contains(c->fix, "podman"));
+    // No engine: nothing to run a container with, and no second failure for the same cause.
+    EXPECT_EQ(find_check(all, "container.gpu-run")->found,
+              "skipped: no engine to run it (container.engine failed)");
 
     h.profile.container->engine = "docker.io";
     EXPECT_TRUE(
