@@ -2,7 +2,7 @@
 #include "probe.hpp"
 
 #include <gpuprov/checks.hpp>
-#include <gpuprov/daemon_json.hpp>
+#include <gpuprov/container_config.hpp>
 #include <gpuprov/strings.hpp>
 #include <nlohmann/json.hpp>
 

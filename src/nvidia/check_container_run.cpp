@@ -3,6 +3,7 @@
 #include "probe.hpp"
 
 #include <fmt/format.h>
+#include <gpuprov/container_config.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -14,16 +15,6 @@ constexpr const char* kStep = "container-toolkit";
 
 // A container's first start can unpack layers and load the toolkit's hooks: longer than a probe.
 constexpr std::chrono::seconds kRunTimeout{180};
-
-std::string daemon_of(const std::string& runtime) {
-    if (runtime == "containerd") {
-        return "containerd";
-    }
-    if (runtime == "crio") {
-        return "crio";
-    }
-    return "dockerd";
-}
 
 std::string engine_fix(const Profile& p) {
     const auto& c = *p.container;
@@ -70,7 +61,7 @@ void skip(CheckOutcome& c, const std::string& why) {
 
 CheckOutcome container_engine_check(const VerifyInput& in, const System& sys) {
     const auto& runtime = in.profile.container->runtime;
-    const std::vector<std::string> argv = {daemon_of(runtime), "--version"};
+    const std::vector<std::string> argv = {engine_daemon(runtime), "--version"};
     auto c = make_outcome("container.engine", kStep, display_argv(argv));
     c.expected = "the " + runtime + " engine installed (" + argv.front() + " answers)";
     c.fix = engine_fix(in.profile);
@@ -89,8 +80,8 @@ CheckOutcome container_cdi_check(const System& sys) {
     auto c = make_outcome("container.cdi", kStep, display_argv(argv));
     c.expected = "/etc/cdi/nvidia.yaml present and nvidia.com/gpu devices listed";
     c.fix = "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml (after the driver is loaded)";
-    if (!sys.exists("/etc/cdi/nvidia.yaml")) {
-        c.command = "/etc/cdi/nvidia.yaml";
+    if (!sys.exists(kCdiSpecPath)) {
+        c.command = kCdiSpecPath;
         c.found = "no /etc/cdi/nvidia.yaml";
         settle(c, false);
         return c;

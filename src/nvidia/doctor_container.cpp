@@ -3,7 +3,7 @@
 
 #include <cctype>
 #include <fmt/format.h>
-#include <gpuprov/daemon_json.hpp>
+#include <gpuprov/container_config.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::nvidia_detail {
@@ -12,7 +12,6 @@ namespace {
 
 // Where the toolkit's packages put the hook Docker's --gpus flag runs (nvidia-container-toolkit).
 constexpr const char* kHook = "/usr/bin/nvidia-container-runtime-hook";
-constexpr const char* kCdiSpec = "/etc/cdi/nvidia.yaml";
 
 // The engine's daemon where its packages put it (Debian's docker.io: /usr/sbin/dockerd; Docker
 // CE and the distros' containerd/crio: /usr/bin): read from the filesystem, no probe.
@@ -34,7 +33,7 @@ void engine_missing(const DoctorContext& ctx, std::vector<Finding>& out) {
         return;
     }
     const auto& c = *ctx.options.profile->container;
-    const std::string daemon = c.runtime == "docker" ? "dockerd" : c.runtime;
+    const auto daemon = engine_daemon(c.runtime);
     if (!installed_daemon(ctx.sys, daemon).empty()) {
         return;
     }
@@ -117,7 +116,7 @@ void cdi_stale(const DoctorContext& ctx, std::vector<Finding>& out) {
     if (!ctx.facts.driver) {
         return;
     }
-    const auto spec = ctx.sys.read_file(kCdiSpec);
+    const auto spec = ctx.sys.read_file(kCdiSpecPath);
     if (!spec) {
         return;
     }
@@ -128,10 +127,10 @@ void cdi_stale(const DoctorContext& ctx, std::vector<Finding>& out) {
     Finding f{.id = "cdi-spec-stale", .severity = "error"};
     f.summary = fmt::format("{} was generated for driver {}, but {} is loaded: containers started "
                             "through CDI mount libraries that are gone",
-                            kCdiSpec, made_for, ctx.facts.driver->version);
-    f.evidence.push_back({kCdiSpec, "libcuda.so." + made_for});
+                            kCdiSpecPath, made_for, ctx.facts.driver->version);
+    f.evidence.push_back({kCdiSpecPath, "libcuda.so." + made_for});
     f.evidence.push_back({"/proc/driver/nvidia/version", ctx.facts.driver->version});
-    f.fix = std::string("nvidia-ctk cdi generate --output=") + kCdiSpec;
+    f.fix = std::string("nvidia-ctk cdi generate --output=") + kCdiSpecPath;
     out.push_back(std::move(f));
 }
 

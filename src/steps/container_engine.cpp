@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <gpuprov/daemon_json.hpp>
+#include <gpuprov/container_config.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
 #include <nlohmann/json.hpp>

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/container_config.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -52,11 +53,8 @@ bool runtime_configured(const System& sys, const std::string& runtime) {
     return json && json->find("nvidia-container-runtime") != std::string::npos;
 }
 
-// Where the install guide's "Support for Container Device Interface" writes the spec.
-constexpr const char* kCdiSpec = "/etc/cdi/nvidia.yaml";
-
 Command cdi_command() {
-    return {.argv = {"nvidia-ctk", "cdi", "generate", std::string("--output=") + kCdiSpec},
+    return {.argv = {"nvidia-ctk", "cdi", "generate", std::string("--output=") + kCdiSpecPath},
             .timeout = 120s};
 }
 
@@ -124,7 +122,7 @@ public:
                 return r;
             }
         }
-        if (ctx.profile.container->cdi && !sys.exists(kCdiSpec)) {
+        if (ctx.profile.container->cdi && !sys.exists(kCdiSpecPath)) {
             r.changes.push_back(command_change(cdi_command(), "the CDI spec of this host's GPUs"));
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
@@ -147,7 +145,7 @@ public:
             return StepStatus::done;
         }
         const auto& runtime = ctx.profile.container->runtime;
-        if (ctx.profile.container->cdi && !sys.exists(kCdiSpec)) {
+        if (ctx.profile.container->cdi && !sys.exists(kCdiSpecPath)) {
             const auto cdi = sys.run(cdi_command());
             if (!cdi.ok()) {
                 throw HostError(fmt::format(

@@ -1,10 +1,14 @@
 #include <algorithm>
 #include <fmt/format.h>
-#include <gpuprov/daemon_json.hpp>
+#include <gpuprov/container_config.hpp>
 #include <gpuprov/strings.hpp>
 #include <nlohmann/json.hpp>
 
 namespace gpuprov {
+
+std::string engine_daemon(const std::string& runtime) {
+    return runtime == "docker" ? "dockerd" : runtime;
+}
 
 std::string daemon_json_error(std::string_view text) {
     if (trim(text).empty()) {
