@@ -29,16 +29,8 @@ struct ContainerSteps : ::testing::Test {
     Profile profile = load_test_profile();
 };
 
-Strings names(const std::vector<PackagePin>& pins) {
-    Strings out;
-    for (const auto& p : pins) {
-        out.push_back(p.spec());
-    }
-    return out;
-}
-
 bool has_install(const CheckResult& r, const std::string& spec) {
-    const auto all = names(r.installs);
+    const auto all = specs(r.installs);
     return std::find(all.begin(), all.end(), spec) != all.end();
 }
 
@@ -51,7 +43,7 @@ TEST_F(ContainerSteps, DockerIoComesFromTheDistroUnpinned) {
         StepRunner run(host, profile);
         const auto r = run.check("container-toolkit");
         EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
-        EXPECT_TRUE(has_install(r, "docker.io")) << ::testing::PrintToString(names(r.installs));
+        EXPECT_TRUE(has_install(r, "docker.io")) << ::testing::PrintToString(specs(r.installs));
     }
     host.set_package("docker.io", "20.10.24+dfsg1-1+deb12u1");
     StepRunner run(host, profile);
