@@ -83,9 +83,16 @@ struct TensorrtSpec {
     std::string version; ///< "10" or "10.4": a TensorRT major, optionally with its minor
 };
 
+/// container: the NVIDIA runtime for a container engine (docs/containers.md).
 struct ContainerSpec {
     bool toolkit = false;
     std::string runtime = "docker"; ///< docker | containerd | crio
+    /// The engine gpuprov installs: none (the host brings its own) | docker.io | containerd (the
+    /// distro's, Debian/Ubuntu) | docker-ce (Docker's repository: required, never added).
+    std::string engine = "none";
+    bool cdi = false; ///< `nvidia-ctk cdi generate` into /etc/cdi/nvidia.yaml
+    /// An image verify runs `nvidia-smi -L` in with `docker run --gpus all`; never pulled.
+    std::optional<std::string> test_image;
 };
 
 /// How GPU memory is registered with the HCA (GPUDirect RDMA). NVIDIA recommends DMA-BUF (the

@@ -1,6 +1,8 @@
+#include "check_container_run.hpp"
 #include "probe.hpp"
 
 #include <gpuprov/checks.hpp>
+#include <gpuprov/container_config.hpp>
 #include <gpuprov/strings.hpp>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +15,7 @@ namespace {
 constexpr const char* kStep = "container-toolkit";
 
 CheckOutcome docker_runtime(const System& sys) {
-    constexpr const char* path = "/etc/docker/daemon.json";
+    constexpr const char* path = kDaemonJsonPath;
     auto c = make_outcome("container.runtime", kStep, path);
     c.expected = "runtimes.nvidia in daemon.json";
     c.fix = "nvidia-ctk runtime configure --runtime=docker && systemctl restart docker";
@@ -25,7 +27,7 @@ CheckOutcome docker_runtime(const System& sys) {
     }
     const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) {
-        c.found = "not valid JSON";
+        c.found = daemon_json_error(*text);
         c.excerpt = head_lines(*text);
         settle(c, false);
         return c;
@@ -77,6 +79,8 @@ std::vector<CheckOutcome> check_container_toolkit(const VerifyInput& in, const S
     ctk.excerpt = head_lines(output_of(r), 2);
     settle(ctk, r.ok());
     out.push_back(ctk);
+    const auto engine = container_engine_check(in, sys);
+    out.push_back(engine);
 
     const auto& runtime = in.profile.container->runtime;
     if (runtime == "containerd") {
@@ -88,6 +92,10 @@ std::vector<CheckOutcome> check_container_toolkit(const VerifyInput& in, const S
     } else {
         out.push_back(docker_runtime(sys));
     }
+    if (in.profile.container->cdi) {
+        out.push_back(container_cdi_check(sys));
+    }
+    out.push_back(container_gpu_run_check(in, sys, engine));
     return out;
 }
 

@@ -402,14 +402,60 @@ TensorrtSpec read_tensorrt(const Reader& r, const Node& n) {
     return t;
 }
 
+bool is_image_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-' ||
+           c == '/' || c == ':' || c == '@';
+}
+
+// The engine gpuprov installs runs containers through exactly one runtime.
+std::string runtime_of_engine(const std::string& engine) {
+    return engine == "containerd" ? "containerd" : "docker";
+}
+
 ContainerSpec read_container(const Reader& r, const Node& n) {
-    r.expect_map(n, "container", {"toolkit", "runtime"});
+    r.expect_map(n, "container", {"toolkit", "runtime", "engine", "cdi", "test_image"});
     ContainerSpec c;
     if (const auto* v = get(n, "toolkit")) {
         c.toolkit = r.boolean(*v, "container.toolkit");
     }
+    const auto* engine = get(n, "engine");
+    if (engine != nullptr) {
+        c.engine =
+            r.one_of(*engine, "container.engine", {"none", "docker.io", "docker-ce", "containerd"});
+    }
     if (const auto* v = get(n, "runtime")) {
         c.runtime = r.one_of(*v, "container.runtime", {"docker", "containerd", "crio"});
+    } else if (c.engine != "none") {
+        c.runtime = runtime_of_engine(c.engine);
+    }
+    if (c.engine != "none") {
+        if (!c.toolkit) {
+            fail(engine->pos, "'container.engine' " + c.engine +
+                                  " is installed for the NVIDIA container toolkit, which this "
+                                  "profile does not enable; set container.toolkit: true, or "
+                                  "engine: none");
+        }
+        if (c.runtime != runtime_of_engine(c.engine)) {
+            fail(engine->pos, "'container.engine' " + c.engine + " runs containers through " +
+                                  runtime_of_engine(c.engine) + ", but container.runtime is " +
+                                  c.runtime + "; set runtime: " + runtime_of_engine(c.engine) +
+                                  ", or engine: none to configure a " + c.runtime +
+                                  " the host already has");
+        }
+    }
+    if (const auto* v = get(n, "cdi")) {
+        c.cdi = r.boolean(*v, "container.cdi");
+    }
+    if (const auto* v = get(n, "test_image")) {
+        const auto image = r.safe(*v, "container.test_image", "an image reference");
+        if (image.empty() || image.size() > 255 || image.front() == '-' ||
+            !matches(image, is_image_char)) {
+            fail(v->pos, "'container.test_image' must be an image reference such as "
+                         "nvidia/cuda:12.4.1-base-ubuntu22.04 (letters, digits and ._-/:@, not "
+                         "starting with '-'); got '" +
+                             image + "'");
+        }
+        c.test_image = image;
     }
     return c;
 }

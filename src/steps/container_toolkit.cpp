@@ -1,12 +1,17 @@
-// container-toolkit: NVIDIA's container toolkit repository and packages, then
-// `nvidia-ctk runtime configure`, which merges into the runtime's config instead of replacing it
-// (NVIDIA container toolkit install guide).
+// container-toolkit: the profile's container engine (container.engine, from the distro), NVIDIA's
+// container toolkit repository and packages, then `nvidia-ctk runtime configure`, which merges
+// into the runtime's config instead of replacing it, and `nvidia-ctk cdi generate` for CDI
+// (NVIDIA container toolkit install guide; docs/containers.md).
 #include "apt_repo.hpp"
+#include "container_engine.hpp"
 #include "packages_step.hpp"
 #include "steps.hpp"
 
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/container_config.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/strings.hpp>
 
 namespace gpuprov::steps {
 
@@ -48,8 +53,8 @@ bool runtime_configured(const System& sys, const std::string& runtime) {
     return json && json->find("nvidia-container-runtime") != std::string::npos;
 }
 
-Command configure_command(const std::string& runtime) {
-    return {.argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + runtime},
+Command cdi_command() {
+    return {.argv = {"nvidia-ctk", "cdi", "generate", std::string("--output=") + kCdiSpecPath},
             .timeout = 120s};
 }
 
@@ -73,6 +78,10 @@ public:
         }
         const auto* names = package_names_or_block(ctx, r);
         if (names == nullptr) {
+            return r;
+        }
+        plan_container_engine(ctx, sys, *pm, r);
+        if (r.status == StepStatus::blocked) {
             return r;
         }
         // Installed together at one version, as the install guide pins them.
@@ -105,9 +114,23 @@ public:
             plan_installs(r, sys, *pm, *pins);
         }
         const auto& runtime = ctx.profile.container->runtime;
+        if (const auto text = sys.read_file(runtime_config_path(runtime))) {
+            if (const auto why = unmergeable_config(runtime, *text); !why.empty()) {
+                r.status = StepStatus::blocked;
+                r.reason = why + "; nvidia-ctk cannot merge the nvidia runtime into it (and " +
+                           runtime + " refuses it too): fix the file, then run gpuprov again";
+                return r;
+            }
+        }
+        if (ctx.profile.container->cdi && !sys.exists(kCdiSpecPath)) {
+            r.changes.push_back(command_change(cdi_command(), "the CDI spec of this host's GPUs"));
+            if (r.status == StepStatus::satisfied) {
+                r.status = StepStatus::pending;
+            }
+        }
         if (!runtime_configured(sys, runtime)) {
-            r.changes.push_back(
-                command_change(configure_command(runtime), "add the nvidia runtime to " + runtime));
+            r.changes.push_back(command_change(runtime_configure_command(runtime),
+                                               "add the nvidia runtime to " + runtime));
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
             }
@@ -122,8 +145,18 @@ public:
             return StepStatus::done;
         }
         const auto& runtime = ctx.profile.container->runtime;
+        if (ctx.profile.container->cdi && !sys.exists(kCdiSpecPath)) {
+            const auto cdi = sys.run(cdi_command());
+            if (!cdi.ok()) {
+                throw HostError(fmt::format(
+                    "nvidia-ctk cdi generate failed (exit {}): {}; it reads the GPUs through the "
+                    "loaded driver (NVML): load it (or reboot after the driver install), then "
+                    "run gpuprov again",
+                    cdi.exit_code, std::string(trim(tail_lines(cdi.err, 4)))));
+            }
+        }
         if (!runtime_configured(sys, runtime)) {
-            run_checked(sys, configure_command(runtime));
+            configure_runtime(sys, runtime);
             // A running daemon reads its config only at start.
             if (have_systemctl(sys) &&
                 sys.run({.argv = {"systemctl", "is-active", "--quiet", runtime}, .timeout = 30s})

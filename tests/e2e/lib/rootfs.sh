@@ -325,6 +325,15 @@ rootfs_install_module_tools() {
     install -D -m 0755 "$E2E_DIR/lib/modprobe-standin" "$1/usr/sbin/modprobe"
 }
 
+# The simulated host's container engine: Debian's docker.io paths (lib/docker-standin), so
+# verify's container.engine check finds dockerd. Scenarios about a host without Docker remove it
+# (rootfs_remove_docker).
+rootfs_install_docker() {
+    install -D -m 0755 "$E2E_DIR/lib/docker-standin" "$1/usr/sbin/dockerd"
+    install -D -m 0755 "$E2E_DIR/lib/docker-standin" "$1/usr/bin/docker"
+}
+rootfs_remove_docker() { rm -f "$1/usr/sbin/dockerd" "$1/usr/bin/docker"; }
+
 rootfs_trust_ca() { # ROOT CA_PEM
     cat "$2" >>"$1/etc/ssl/certs/ca-certificates.crt"
 }

@@ -40,6 +40,7 @@ scenario_begin() {
     rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
     rootfs_install_systemctl "$ROOT"
     rootfs_install_module_tools "$ROOT"
+    rootfs_install_docker "$ROOT"
     render_profile 3bf863cc.pub
     if ((want_bin)); then
         rootfs_install_gpuprov "$ROOT" || scenario_end

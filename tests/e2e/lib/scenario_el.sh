@@ -31,6 +31,7 @@ el_scenario_begin() {
     rootfs_el_host "$ROOT" "$EL_OS" || die "could not make $ROOT an $EL_OS host"
     rootfs_install_systemctl "$ROOT"
     rootfs_el_install_tools "$ROOT"
+    rootfs_install_docker "$ROOT"
     render_profile "$EL_CUDA_KEY"
     if ((want_bin)); then
         rootfs_install_gpuprov "$ROOT" || scenario_end

@@ -77,6 +77,9 @@ struct HostOptions {
     bool secure_boot = false;
     bool kernel_headers = true;
     std::uint64_t free_gib = 100;
+    /// Docker is installed and its daemon answers (with no image): the container profile's
+    /// engine. false: no dockerd, as on a host without Docker.
+    bool docker = true;
 };
 
 /// dpkg status database edits, paragraph-wise as dpkg keeps it.
@@ -504,6 +507,22 @@ private:
         sys.on_command_prefix({"nvidia-ctk", "runtime", "configure"}, [this](const Command&) {
             sys.add_file("/etc/docker/daemon.json", read_fixture("cmd/files/docker-daemon.json"));
             return CommandResult{.out = "INFO Wrote updated config to /etc/docker/daemon.json\n"};
+        });
+        if (m_opt.docker) {
+            sys.add_file("/usr/sbin/dockerd", "\x7f"
+                                              "ELF");
+        }
+        sys.on_command_prefix({"dockerd", "--version"}, [this](const Command&) {
+            if (!sys.exists("/usr/sbin/dockerd")) {
+                return CommandResult{.exit_code = 127, .not_found = true};
+            }
+            return CommandResult{.out = "Docker version 20.10.24+dfsg1, build 297e128\n"};
+        });
+        sys.on_command_prefix({"docker", "image", "ls"}, [this](const Command&) {
+            if (!sys.exists("/usr/sbin/dockerd")) {
+                return CommandResult{.exit_code = 127, .not_found = true};
+            }
+            return CommandResult{}; // the daemon answers; no image
         });
         sys.on_command_prefix({"nvidia-ctk", "--version"}, [this](const Command&) {
             if (!sys.exists("/usr/bin/nvidia-ctk")) {

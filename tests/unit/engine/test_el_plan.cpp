@@ -278,3 +278,25 @@ TEST(ElPlan, AToolkitWhosePostWasKilledGetsItsAlternativesBack) {
     host.sys.add_dir("/usr/local/cuda-12.6");
     EXPECT_TRUE(targets(run.check("cuda-toolkit"), Change::Kind::command).empty());
 }
+
+// EL ships podman, not Docker: the distro engines block with the ways that do work.
+TEST(ElPlan, TheDistroEnginesAreNotOnElAndTheFixSaysWhatIs) {
+    ElHost host("rocky-9");
+    auto profile = builtin_on_mirror("nlp-infer");
+    profile.container->engine = "docker.io";
+    {
+        StepRunner run(host.sys, profile);
+        const auto r = run.check("container-toolkit");
+        EXPECT_EQ(r.status, StepStatus::blocked);
+        EXPECT_TRUE(contains(r.reason, "ships podman, not Docker")) << r.reason;
+        EXPECT_TRUE(contains(r.reason, "container.engine: docker-ce")) << r.reason;
+        EXPECT_TRUE(contains(r.reason, "container.cdi: true")) << r.reason;
+        EXPECT_TRUE(r.installs.empty());
+    }
+    profile.container->engine = "containerd";
+    profile.container->runtime = "containerd";
+    StepRunner run(host.sys, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "containerd.io")) << r.reason;
+}

@@ -105,15 +105,19 @@ TEST(CheckContainer, DockerDaemonJsonFromNvidiaCtk) {
     h.sys.on_command({"nvidia-ctk", "--version"},
                      answer_ok("NVIDIA Container Toolkit CLI version 1.19.1\n"));
     h.sys.add_file("/etc/docker/daemon.json", read_fixture("cmd/files/docker-daemon.json"));
+    h.sys.on_command({"dockerd", "--version"},
+                     answer_ok("Docker version 20.10.24+dfsg1, build 297e128\n"));
     auto checks = h.run(check_container_toolkit);
-    ASSERT_EQ(checks.size(), 2u);
-    EXPECT_TRUE(checks[0].passed);
-    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+    ASSERT_NE(find_check(checks, "container.runtime"), nullptr);
+    EXPECT_TRUE(find_check(checks, "container.nvidia-ctk")->passed);
+    EXPECT_TRUE(find_check(checks, "container.runtime")->passed)
+        << find_check(checks, "container.runtime")->found;
 
     h.sys.add_file("/etc/docker/daemon.json", "{\"log-driver\": \"journald\"}\n");
     checks = h.run(check_container_toolkit);
-    EXPECT_FALSE(checks[1].passed);
-    EXPECT_NE(checks[1].fix.find("nvidia-ctk runtime configure --runtime=docker"),
+    const auto* runtime = find_check(checks, "container.runtime");
+    EXPECT_FALSE(runtime->passed);
+    EXPECT_NE(runtime->fix.find("nvidia-ctk runtime configure --runtime=docker"),
               std::string::npos);
 }
 
@@ -122,9 +126,12 @@ TEST(CheckContainer, ContainerdDropInAndMissingCtk) {
     h.profile.container = ContainerSpec{.toolkit = true, .runtime = "containerd"};
     h.sys.on_command({"nvidia-ctk", "--version"}, answer_missing());
     h.sys.add_file("/etc/containerd/conf.d/99-nvidia.toml", "[plugins]\n");
+    h.sys.on_command({"containerd", "--version"},
+                     answer_ok("containerd github.com/containerd/containerd 1.6.20~ds1 "
+                               "1.6.20~ds1-1+b1\n"));
     const auto checks = h.run(check_container_toolkit);
-    EXPECT_FALSE(checks[0].passed);
-    EXPECT_TRUE(checks[1].passed);
+    EXPECT_FALSE(find_check(checks, "container.nvidia-ctk")->passed);
+    EXPECT_TRUE(find_check(checks, "container.runtime")->passed);
 }
 
 TEST(CheckFabricManager, OnlyWithNvswitchesAndMustBeActive) {

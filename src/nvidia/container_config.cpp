@@ -1,0 +1,35 @@
+#include <algorithm>
+#include <fmt/format.h>
+#include <gpuprov/container_config.hpp>
+#include <gpuprov/strings.hpp>
+#include <nlohmann/json.hpp>
+
+namespace gpuprov {
+
+std::string engine_daemon(const std::string& runtime) {
+    return runtime == "docker" ? "dockerd" : runtime;
+}
+
+std::string daemon_json_error(std::string_view text) {
+    if (trim(text).empty()) {
+        return {};
+    }
+    try {
+        const auto doc = nlohmann::json::parse(text);
+        if (!doc.is_object()) {
+            return fmt::format("the top level is {} {}, not an object", doc.is_array() ? "an" : "a",
+                               doc.type_name());
+        }
+        return {};
+    } catch (const nlohmann::json::parse_error& e) {
+        // e.byte counts from 1 and points at the character that broke the parse.
+        const auto at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+        const auto head = text.substr(0, at);
+        const auto line = 1 + std::count(head.begin(), head.end(), '\n');
+        const auto nl = head.rfind('\n');
+        const auto col = at - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
+        return fmt::format("{}:{}: not valid JSON ({})", line, col, e.what());
+    }
+}
+
+} // namespace gpuprov

@@ -1,0 +1,202 @@
+// container.engine: the distro's Docker or containerd, never a repository gpuprov cannot pin;
+// and `nvidia-ctk runtime configure`, held to merging (NVIDIA container toolkit install guide,
+// "Configuring Docker": the command "modifies the /etc/docker/daemon.json file on the host").
+#include "container_engine.hpp"
+
+#include "common.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <gpuprov/container_config.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/strings.hpp>
+#include <nlohmann/json.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+constexpr const char* kDockerInstall = "https://docs.docker.com/engine/install/";
+
+/// What gpuprov cannot install on this host, with the fix; empty when it can.
+std::string why_not_installable(const std::string& engine, const HostFacts& facts) {
+    if (engine == "docker-ce") {
+        return fmt::format(
+            "container.engine docker-ce is Docker's package from download.docker.com, and "
+            "gpuprov does not add that repository (its matrix pins no key for it). Add Docker's "
+            "repository as {} says, install docker-ce docker-ce-cli containerd.io, then run "
+            "gpuprov again; or use the distro's engine: container.engine: docker.io "
+            "(Debian/Ubuntu)",
+            kDockerInstall);
+    }
+    if (facts.os.family != "rhel") {
+        return {};
+    }
+    if (engine == "docker.io") {
+        return fmt::format(
+            "container.engine docker.io: {} ships podman, not Docker, and has no docker.io "
+            "package. Either install Docker CE from Docker's repository ({}rhel/) and set "
+            "container.engine: docker-ce, or run podman with CDI: container.engine: none, "
+            "container.cdi: true (podman run --device nvidia.com/gpu=all)",
+            facts.os.pretty_name.empty() ? std::string("this RHEL-family host")
+                                         : facts.os.pretty_name,
+            kDockerInstall);
+    }
+    return fmt::format(
+        "container.engine containerd: {} does not package containerd (Docker's repository "
+        "has it as containerd.io, see {}rhel/). Install containerd.io from there and set "
+        "container.engine: none, or use podman with CDI (container.engine: none, "
+        "container.cdi: true)",
+        facts.os.pretty_name.empty() ? std::string("this RHEL-family host") : facts.os.pretty_name,
+        kDockerInstall);
+}
+
+std::vector<std::string> engine_packages(const std::string& engine) {
+    if (engine == "docker.io") {
+        return {"docker.io"}; // Debian/Ubuntu: depends on containerd and runc
+    }
+    if (engine == "containerd") {
+        return {"containerd"};
+    }
+    if (engine == "docker-ce") {
+        return {"docker-ce", "docker-ce-cli", "containerd.io"};
+    }
+    return {};
+}
+
+// A table header with its quoting and spacing normalized: [plugins."io.containerd.grpc.v1.cri"]
+// and [ plugins.'io.containerd.grpc.v1.cri' ] are the same table.
+std::string table_name(std::string_view line) {
+    std::string out;
+    for (const char c : line) {
+        if (c != ' ' && c != '\t' && c != '"' && c != '\'') {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> toml_tables(std::string_view text) {
+    std::vector<std::string> out;
+    for (const auto& raw : lines(text)) {
+        const auto line = trim(raw);
+        if (line.size() > 2 && line.front() == '[' && line.back() == ']') {
+            out.push_back(table_name(line));
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> lost_json(std::string_view before, std::string_view after) {
+    const auto old_doc = nlohmann::json::parse(before, nullptr, false);
+    if (old_doc.is_discarded() || !old_doc.is_object()) {
+        return {}; // nothing nvidia-ctk could have merged into (plan blocks on it)
+    }
+    const auto new_doc = nlohmann::json::parse(after, nullptr, false);
+    if (new_doc.is_discarded() || !new_doc.is_object()) {
+        return {"the whole file (no longer a JSON object)"};
+    }
+    std::vector<std::string> lost;
+    for (const auto& [key, value] : old_doc.items()) {
+        if (!new_doc.contains(key)) {
+            lost.push_back(key);
+        } else if (key == "runtimes" && value.is_object() && new_doc[key].is_object()) {
+            for (const auto& [name, runtime] : value.items()) {
+                if (!new_doc[key].contains(name) || new_doc[key][name] != runtime) {
+                    lost.push_back("runtimes." + name);
+                }
+            }
+        } else if (key == "default-runtime" && new_doc[key] == "nvidia") {
+            continue; // --set-as-default
+        } else if (new_doc[key] != value) {
+            lost.push_back(key + " (changed)");
+        }
+    }
+    return lost;
+}
+
+} // namespace
+
+void plan_container_engine(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                           CheckResult& r) {
+    const auto& engine = ctx.profile.container->engine;
+    const auto packages = engine_packages(engine);
+    if (packages.empty() || all_installed(sys, pm, packages)) {
+        return;
+    }
+    if (const auto why = why_not_installable(engine, ctx.facts); !why.empty()) {
+        r.status = StepStatus::blocked;
+        r.reason = why;
+        return;
+    }
+    std::vector<PackagePin> missing;
+    for (const auto& name : packages) {
+        if (!pm.installed(sys, name)) {
+            missing.push_back({name, ""}); // the distro's own version
+        }
+    }
+    r.changes.push_back(note(fmt::format("container engine {} from the distro's archive", engine)));
+    plan_installs(r, sys, pm, missing);
+}
+
+std::string runtime_config_path(const std::string& runtime) {
+    if (runtime == "containerd") {
+        return "/etc/containerd/config.toml";
+    }
+    if (runtime == "crio") {
+        return "/etc/crio/crio.conf";
+    }
+    return kDaemonJsonPath;
+}
+
+std::string unmergeable_config(const std::string& runtime, std::string_view text) {
+    if (runtime != "docker") {
+        return {};
+    }
+    const auto why = daemon_json_error(text);
+    return why.empty() ? why : runtime_config_path(runtime) + ":" + why;
+}
+
+std::vector<std::string> lost_settings(const std::string& runtime, std::string_view before,
+                                       std::string_view after) {
+    if (runtime == "docker") {
+        return lost_json(before, after);
+    }
+    const auto now = toml_tables(after);
+    std::vector<std::string> lost;
+    for (const auto& table : toml_tables(before)) {
+        if (std::find(now.begin(), now.end(), table) == now.end()) {
+            lost.push_back(table);
+        }
+    }
+    return lost;
+}
+
+Command runtime_configure_command(const std::string& runtime) {
+    return {.argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + runtime},
+            .timeout = 120s};
+}
+
+void configure_runtime(System& sys, const std::string& runtime) {
+    const auto path = runtime_config_path(runtime);
+    const auto before = sys.read_file(path);
+    const auto mode = sys.lstat(path);
+    run_checked(sys, runtime_configure_command(runtime));
+    if (!before) {
+        return;
+    }
+    const auto after = sys.read_file(path);
+    const auto lost = lost_settings(runtime, *before, after.value_or(""));
+    if (lost.empty()) {
+        return;
+    }
+    sys.write_file_atomic(path, *before, mode ? (mode->mode & 07777U) : 0644U);
+    throw HostError(fmt::format(
+        "nvidia-ctk runtime configure --runtime={} replaced settings of {} instead of merging "
+        "into it ({} lost); gpuprov wrote the original back. Add the nvidia runtime by hand "
+        "(NVIDIA container toolkit install guide, \"Configuring {}\") or update the toolkit, "
+        "then run gpuprov again",
+        runtime, path, join(lost, ", "), runtime));
+}
+
+} // namespace gpuprov::steps

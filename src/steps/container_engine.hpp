@@ -1,0 +1,38 @@
+#pragma once
+// The container engine a profile asks gpuprov to install (container.engine) and the merge guard
+// around `nvidia-ctk runtime configure`, which edits the engine's own config in place.
+#include <gpuprov/package_manager.hpp>
+#include <gpuprov/step.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuprov::steps {
+
+/// Plans container.engine into `r`: the distro's packages that are missing (docker.io and
+/// containerd on Debian/Ubuntu), nothing for `none` or an engine already installed, or `r`
+/// blocked with the fix where gpuprov cannot install it (Docker's repository; EL has podman).
+void plan_container_engine(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                           CheckResult& r);
+
+/// The file `nvidia-ctk runtime configure --runtime=RUNTIME` merges the nvidia runtime into.
+[[nodiscard]] std::string runtime_config_path(const std::string& runtime);
+
+/// Why nvidia-ctk cannot merge into `text` (daemon.json that is not a JSON object, with its
+/// line and column), or empty.
+[[nodiscard]] std::string unmergeable_config(const std::string& runtime, std::string_view text);
+
+/// What `before` set that `after` lost: daemon.json's top-level keys and `runtimes` entries
+/// (removed or changed; `default-runtime` may become nvidia), a TOML file's tables.
+[[nodiscard]] std::vector<std::string>
+lost_settings(const std::string& runtime, std::string_view before, std::string_view after);
+
+/// `nvidia-ctk runtime configure --runtime=RUNTIME`.
+[[nodiscard]] Command runtime_configure_command(const std::string& runtime);
+
+/// Runs `nvidia-ctk runtime configure --runtime=RUNTIME` and checks that it merged: when the
+/// config existed and lost a setting, the original is written back and HostError names what
+/// was lost.
+void configure_runtime(System& sys, const std::string& runtime);
+
+} // namespace gpuprov::steps

@@ -1,0 +1,186 @@
+// container-toolkit's engine, CDI and runtime-config merge (docs/containers.md): the engine
+// from the distro or blocked with the fix, a daemon.json nvidia-ctk cannot merge into blocks,
+// and a `runtime configure` that replaced settings instead of merging is undone.
+#include "container_engine.hpp"
+#include "host_builder.hpp"
+
+#include <gpuprov/error.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace gpuprov;
+using namespace gpuprov::enginetest;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+const std::string kDaemonJson = "/etc/docker/daemon.json";
+// An admin's daemon.json with settings of its own (and a runtime of its own).
+const std::string kAdminDaemon = R"({
+    "data-root": "/srv/docker",
+    "log-driver": "journald",
+    "runtimes": {
+        "runsc": {
+            "path": "/usr/local/bin/runsc"
+        }
+    }
+})";
+
+struct ContainerSteps : ::testing::Test {
+    Profile profile = load_test_profile();
+};
+
+bool has_install(const CheckResult& r, const std::string& spec) {
+    const auto all = specs(r.installs);
+    return std::find(all.begin(), all.end(), spec) != all.end();
+}
+
+} // namespace
+
+TEST_F(ContainerSteps, DockerIoComesFromTheDistroUnpinned) {
+    profile.container->engine = "docker.io";
+    TestHost host;
+    {
+        StepRunner run(host, profile);
+        const auto r = run.check("container-toolkit");
+        EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+        EXPECT_TRUE(has_install(r, "docker.io")) << ::testing::PrintToString(specs(r.installs));
+    }
+    host.set_package("docker.io", "20.10.24+dfsg1-1+deb12u1");
+    StepRunner run(host, profile);
+    EXPECT_FALSE(has_install(run.check("container-toolkit"), "docker.io"));
+}
+
+TEST_F(ContainerSteps, NoEngineInstallsNone) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    for (const auto& p : r.installs) {
+        EXPECT_TRUE(p.name.find("container") != std::string::npos) << p.name;
+        EXPECT_NE(p.name, "containerd");
+    }
+}
+
+TEST_F(ContainerSteps, DockerCeIsRequiredButNeverAddedByGpuprov) {
+    profile.container->engine = "docker-ce";
+    TestHost host;
+    {
+        StepRunner run(host, profile);
+        const auto r = run.check("container-toolkit");
+        EXPECT_EQ(r.status, StepStatus::blocked);
+        EXPECT_TRUE(contains(r.reason, "download.docker.com")) << r.reason;
+        EXPECT_TRUE(contains(r.reason, "container.engine: docker.io")) << r.reason;
+        EXPECT_TRUE(r.installs.empty());
+    }
+    host.set_package("docker-ce", "5:27.3.1-1~debian.12~bookworm");
+    host.set_package("docker-ce-cli", "5:27.3.1-1~debian.12~bookworm");
+    host.set_package("containerd.io", "1.7.22-1");
+    StepRunner run(host, profile);
+    EXPECT_NE(run.check("container-toolkit").status, StepStatus::blocked);
+}
+
+TEST_F(ContainerSteps, ADaemonJsonNvidiaCtkCannotMergeIntoBlocksWithItsPosition) {
+    TestHost host;
+    host.sys.add_file(kDaemonJson, "{\n    \"log-driver\": \"journald\",\n}\n");
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "/etc/docker/daemon.json:3:1: not valid JSON")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "fix the file")) << r.reason;
+}
+
+TEST_F(ContainerSteps, CdiSpecPlannedAndGenerated) {
+    profile.container->cdi = true;
+    TestHost host;
+    host.converge();
+    converge_config(host);
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    EXPECT_EQ(targets(r, Change::Kind::command),
+              Strings{"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"});
+    host.sys.on_command({"nvidia-ctk", "cdi", "generate", "--output=/etc/cdi/nvidia.yaml"},
+                        CommandResult{});
+    EXPECT_EQ(run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.commands_ran.back(),
+              (Strings{"nvidia-ctk", "cdi", "generate", "--output=/etc/cdi/nvidia.yaml"}));
+
+    // Without the driver loaded NVML cannot list the GPUs: the failure says so.
+    host.sys.on_command({"nvidia-ctk", "cdi", "generate", "--output=/etc/cdi/nvidia.yaml"},
+                        CommandResult{.exit_code = 1,
+                                      .err = "ERRO[0000] failed to generate CDI spec: failed to "
+                                             "initialize NVML: ERROR_LIBRARY_NOT_FOUND\n"});
+    try {
+        (void)run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure);
+        ADD_FAILURE() << "no error";
+    } catch (const HostError& e) {
+        EXPECT_TRUE(contains(e.what(), "ERROR_LIBRARY_NOT_FOUND")) << e.what();
+        EXPECT_TRUE(contains(e.what(), "loaded driver")) << e.what();
+    }
+}
+
+// nvidia-ctk as it really behaves: the nvidia runtime added, everything else kept.
+TEST_F(ContainerSteps, RuntimeConfigureKeepsTheAdminsSettings) {
+    TestHost host;
+    host.sys.add_file(kDaemonJson, kAdminDaemon);
+    host.sys.on_command_prefix({"nvidia-ctk", "runtime", "configure"}, [&](const Command&) {
+        auto doc = nlohmann::json::parse(*host.sys.read_file(kDaemonJson));
+        doc["runtimes"]["nvidia"] = {{"args", nlohmann::json::array()},
+                                     {"path", "nvidia-container-runtime"}};
+        host.sys.add_file(kDaemonJson, doc.dump(4) + "\n");
+        return CommandResult{};
+    });
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    (void)run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure);
+    const auto doc = nlohmann::json::parse(*host.sys.read_file(kDaemonJson));
+    EXPECT_EQ(doc["data-root"], "/srv/docker");
+    EXPECT_EQ(doc["log-driver"], "journald");
+    EXPECT_EQ(doc["runtimes"]["runsc"]["path"], "/usr/local/bin/runsc");
+    EXPECT_EQ(doc["runtimes"]["nvidia"]["path"], "nvidia-container-runtime");
+}
+
+// A toolkit that wrote its own file over the admin's: the original goes back and apply fails.
+TEST_F(ContainerSteps, ARuntimeConfigureThatOverwroteIsUndone) {
+    TestHost host;
+    host.sys.add_file(kDaemonJson, kAdminDaemon);
+    // TestHost's nvidia-ctk writes the bare fixture: exactly the overwrite to catch.
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    try {
+        (void)run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure);
+        ADD_FAILURE() << "no error";
+    } catch (const HostError& e) {
+        EXPECT_TRUE(contains(e.what(), "data-root, log-driver, runtimes.runsc lost")) << e.what();
+        EXPECT_TRUE(contains(e.what(), "wrote the original back")) << e.what();
+    }
+    EXPECT_EQ(*host.sys.read_file(kDaemonJson), kAdminDaemon);
+}
+
+TEST(LostSettings, JsonKeysRuntimesAndTheDefaultRuntime) {
+    const std::string before = R"({"default-runtime": "runc", "runtimes": {"runsc": {}},
+                                   "log-opts": {"max-size": "10m"}})";
+    EXPECT_TRUE(steps::lost_settings("docker", before, R"({"default-runtime": "nvidia",
+        "runtimes": {"runsc": {}, "nvidia": {}}, "log-opts": {"max-size": "10m"}})")
+                    .empty());
+    EXPECT_EQ(steps::lost_settings("docker", before,
+                                   R"({"default-runtime": "runc", "runtimes": {"nvidia": {}},
+                                       "log-opts": {"max-size": "1m"}})"),
+              (Strings{"log-opts (changed)", "runtimes.runsc"}));
+    EXPECT_EQ(steps::lost_settings("docker", before, "garbage"),
+              Strings{"the whole file (no longer a JSON object)"});
+}
+
+TEST(LostSettings, ContainerdTablesSurviveReformatting) {
+    const std::string before = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n"
+                               "  sandbox_image = \"registry.k8s.io/pause:3.9\"\n"
+                               "[plugins.\"io.containerd.grpc.v1.cri\".registry]\n";
+    const std::string merged = "imports = [\"/etc/containerd/conf.d/*.toml\"]\nversion = 2\n\n"
+                               "[plugins]\n\n  [plugins.'io.containerd.grpc.v1.cri']\n"
+                               "    sandbox_image = \"registry.k8s.io/pause:3.9\"\n"
+                               "  [ plugins.\"io.containerd.grpc.v1.cri\".registry ]\n";
+    EXPECT_TRUE(steps::lost_settings("containerd", before, merged).empty());
+    EXPECT_EQ(steps::lost_settings("containerd", before, "version = 2\n"),
+              (Strings{"[plugins.io.containerd.grpc.v1.cri]",
+                       "[plugins.io.containerd.grpc.v1.cri.registry]"}));
+}
