@@ -95,12 +95,7 @@ void judge_run(SmokeOutcome& o, const CommandResult& r, const CudaSmokeReport& r
                cuda_error_fix(e.code));
         return;
     }
-    if (!r.ok() || !rep.device_count) {
-        settle(o, SmokeStatus::failed,
-               "the CUDA program " + run_failure(r, kRunTimeout) + " without reporting results",
-               "run `gpuprov doctor`; check `dmesg` for Xid errors of the GPU");
-        return;
-    }
+    // Wrong sums first: the program exits 1 for them, and they are the finding.
     std::vector<std::string> wrong;
     std::vector<std::string> missing;
     long long elements = 0;
@@ -118,6 +113,12 @@ void judge_run(SmokeOutcome& o, const CommandResult& r, const CudaSmokeReport& r
         settle(o, SmokeStatus::failed, "wrong results: " + join(wrong, "; "),
                "the GPU computes wrong sums: check `nvidia-smi -q -d ECC,ERROR` and `dmesg` for "
                "Xid errors, and take the GPU out of service");
+        return;
+    }
+    if (!r.ok() || !rep.device_count) {
+        settle(o, SmokeStatus::failed,
+               "the CUDA program " + run_failure(r, kRunTimeout) + " without reporting results",
+               "run `gpuprov doctor`; check `dmesg` for Xid errors of the GPU");
         return;
     }
     if (static_cast<int>(rep.devices.size()) != *rep.device_count || !missing.empty() ||
