@@ -40,7 +40,7 @@ _gpuprov() {
     case "$cmd" in
         plan) opts="--json --detailed-exitcode --only --skip --allow-remove" ;;
         apply) opts="--yes --dry-run --only --skip --reboot --json --allow-remove --allow-untrusted" ;;
-        verify) opts="--json --junit --only --skip" ;;
+        verify) opts="--json --junit --only --skip --smoke" ;;
         doctor) opts="--json --profile --temperature-alert" ;;
         facts | status) opts="--json" ;;
         metrics) opts="--textfile" ;;

@@ -126,6 +126,15 @@ struct MonitoringSpec {
     bool node_exporter = false;
 };
 
+/// framework: what runs on top of the stack. gpuprov installs none of it; `verify --smoke` runs
+/// it on the GPU (docs/verify.md#smoke-tests).
+struct FrameworkSpec {
+    std::string pytorch; ///< "2", "2.x" or "2.4": the torch release the environment holds
+    /// The virtualenv (or conda environment) whose bin/python imports torch; empty: the
+    /// system's /usr/bin/python3.
+    std::string venv;
+};
+
 struct Profile {
     std::string name;
     std::string description;
@@ -144,6 +153,7 @@ struct Profile {
     std::optional<InfinibandSpec> infiniband;
     TuningSpec tuning;
     std::optional<MonitoringSpec> monitoring;
+    std::optional<FrameworkSpec> framework;
     std::vector<std::string> skip_steps;
     /// Positions of keys by dotted path ("cuda.version"), for errors raised after loading.
     std::map<std::string, SourcePos> positions;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <gpuprov/system.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gpuprov::cli {
@@ -16,6 +17,9 @@ struct GlobalOptions {
     std::string root = "/"; ///< --root: read host files under this directory
     [[nodiscard]] bool color() const;
 };
+
+/// --root names a directory other than the host's / (commands would still run on this host).
+[[nodiscard]] bool foreign_root(const GlobalOptions& opts);
 
 /// The System every command uses (LocalSystem rooted at --root).
 System& host_system(const GlobalOptions& opts);
@@ -46,6 +50,23 @@ struct StepFilter;
 }
 
 namespace gpuprov::cli {
+/// A directory made like mkdtemp(3) (mode 0700, an unguessable name) as `prefix`-XXXXXX under
+/// $TMPDIR (when absolute) or /tmp, removed with its contents when this object goes. `path` is
+/// empty, and `error` says why, when it could not be made.
+class PrivateTempDir {
+public:
+    PrivateTempDir(const GlobalOptions& opts, const System& sys, std::string_view prefix);
+    ~PrivateTempDir();
+    PrivateTempDir(const PrivateTempDir&) = delete;
+    PrivateTempDir& operator=(const PrivateTempDir&) = delete;
+    std::string path;  ///< as the System sees it (under --root: relative to the root)
+    std::string base;  ///< the directory it was made in
+    std::string error; ///< strerror of mkdtemp when it failed
+
+private:
+    std::filesystem::path m_made; ///< the directory on the host, to remove
+};
+
 /// gpuprov's repository cache for this command: default_repo_cache_dir() when this user can
 /// write it, else a private directory made like mkdtemp (0700) under $TMPDIR or /tmp, removed
 /// when this object goes. `path` is empty only when neither could be had.
@@ -58,7 +79,7 @@ public:
     std::string path;
 
 private:
-    std::filesystem::path m_made; ///< the private directory on the host, to remove
+    std::optional<PrivateTempDir> m_private; ///< when the home cache cannot be used
 };
 
 /// The running binary (/proc/self/exe's target), for copying it where units run gpuprov; empty

@@ -191,8 +191,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             return;
         }
         auto& sys = host_system(opts);
-        if (!opts.root.empty() && std::filesystem::path(opts.root) != "/" &&
-            std::filesystem::weakly_canonical(opts.root) != "/") {
+        if (foreign_root(opts)) {
             // --root only redirects file reads; apt, dpkg, systemctl and update-initramfs
             // would still act on the live host, so a run "against DIR" would change this one.
             throw UsageError(fmt::format(

@@ -46,30 +46,20 @@ RepoCacheDir::RepoCacheDir(const GlobalOptions& opts, const System& sys) {
         return;
     }
     // No home (env -i, a systemd unit, CI as nobody) or one that cannot be written
-    // (HOME=/nonexistent): a private directory of this run, as mkdtemp makes it (mode 0700,
-    // a name nobody can guess), removed at the end. Never a fixed shared path under /tmp.
-    auto tmp = sys.env("TMPDIR").value_or("");
-    if (tmp.empty() || tmp.front() != '/') {
-        tmp = "/tmp";
-    }
-    const auto templ = (std::filesystem::path(tmp) / "gpuprov-cache-XXXXXX").string();
-    auto host_templ = on_host(opts, templ).string();
-    if (::mkdtemp(host_templ.data()) == nullptr) {
+    // (HOME=/nonexistent): a private directory of this run, removed at the end.
+    const auto home = path;
+    path.clear();
+    m_private.emplace(opts, sys, "gpuprov-cache");
+    if (m_private->path.empty()) {
         spdlog::warn("no writable repository cache ({}) and no private one under {}: {}",
-                     path.empty() ? "no HOME" : path, tmp, std::strerror(errno));
+                     home.empty() ? "no HOME" : home, m_private->base, m_private->error);
         return; // the index loader then says which repository has no cache
     }
-    m_made = host_templ;
-    path = (std::filesystem::path(tmp) / std::filesystem::path(host_templ).filename()).string();
+    path = m_private->path;
     spdlog::info("no usable home cache; using the private repository cache {} for this run", path);
 }
 
-RepoCacheDir::~RepoCacheDir() {
-    if (!m_made.empty()) {
-        std::error_code ec;
-        std::filesystem::remove_all(m_made, ec);
-    }
-}
+RepoCacheDir::~RepoCacheDir() = default;
 
 StepFilter make_filter(const std::string& only, const std::string& skip) {
     StepFilter f;

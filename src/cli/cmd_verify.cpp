@@ -1,4 +1,5 @@
 #include "cli_common.hpp"
+#include "verify_smoke.hpp"
 
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
@@ -45,16 +46,25 @@ std::string xml_escape(std::string_view s) {
     return out;
 }
 
-std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome>& checks) {
+std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome>& checks,
+                      const std::vector<SmokeOutcome>& smoke) {
     std::size_t failures = 0;
+    std::size_t skipped = 0;
     for (const auto& c : checks) {
         failures += c.passed ? 0 : 1;
     }
+    for (const auto& s : smoke) {
+        failures += s.status == SmokeStatus::failed ? 1 : 0;
+        skipped += s.status == SmokeStatus::skipped ? 1 : 0;
+    }
+    const auto tests = checks.size() + smoke.size();
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    xml += fmt::format("<testsuites name=\"gpuprov verify\" tests=\"{}\" failures=\"{}\">\n",
-                       checks.size(), failures);
-    xml += fmt::format("  <testsuite name=\"gpuprov.verify.{}\" tests=\"{}\" failures=\"{}\">\n",
-                       xml_escape(profile), checks.size(), failures);
+    const auto skipped_attr =
+        smoke.empty() ? std::string() : fmt::format(" skipped=\"{}\"", skipped);
+    xml += fmt::format("<testsuites name=\"gpuprov verify\" tests=\"{}\" failures=\"{}\"{}>\n",
+                       tests, failures, skipped_attr);
+    xml += fmt::format("  <testsuite name=\"gpuprov.verify.{}\" tests=\"{}\" failures=\"{}\"{}>\n",
+                       xml_escape(profile), tests, failures, skipped_attr);
     for (const auto& c : checks) {
         xml += fmt::format("    <testcase classname=\"gpuprov.{}\" name=\"{}\">",
                            xml_escape(c.step), xml_escape(c.id));
@@ -66,6 +76,7 @@ std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome
         }
         xml += "</testcase>\n";
     }
+    xml += smoke_junit_cases(smoke, xml_escape);
     xml += "  </testsuite>\n</testsuites>\n";
     return xml;
 }
@@ -129,7 +140,14 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
     cmd->add_option("--junit", junit, "also write the results as JUnit XML to FILE");
     cmd->add_option("--only", only, "only the checks of these step ids (comma-separated)");
     cmd->add_option("--skip", skip, "leave out the checks of these step ids (comma-separated)");
+    static bool smoke = false;
+    cmd->add_flag("--smoke", smoke,
+                  "also run code on the GPUs: a CUDA program built with the profile's nvcc, "
+                  "nccl-tests' all_reduce_perf, the profile's PyTorch");
     cmd->callback([&opts, &exit_code] {
+        if (smoke) {
+            refuse_smoke_under_root(opts);
+        }
         const auto filter = make_filter(only, skip);
         const auto& matrix = Matrix::builtin();
         const auto profile = load_profile(profile_arg, matrix);
@@ -141,15 +159,28 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         LiveRepoProvider repos(sys, profile, facts, cache.path);
         const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
         const auto checks = verify_steps(ctx, sys, make_steps(), filter);
+        const auto tests =
+            smoke ? run_smoke_tests(opts, sys, profile, facts) : std::vector<SmokeOutcome>{};
         if (!junit.empty()) {
-            sys.write_file_atomic(junit, junit_xml(profile.name, checks), 0644);
+            sys.write_file_atomic(junit, junit_xml(profile.name, checks, tests), 0644);
         }
+        const bool passed = all_passed(checks) && !any_failed(tests);
         if (json) {
-            std::cout << json_text(to_json(profile.name, checks)) << "\n";
+            auto doc = to_json(profile.name, checks);
+            if (smoke) {
+                // A skipped smoke test is not a failure, and never a pass: `smoke.summary`
+                // counts it separately.
+                doc["passed"] = passed;
+                doc["smoke"] = smoke_to_json(tests);
+            }
+            std::cout << json_text(doc) << "\n";
         } else {
             print_human(checks, opts.color());
+            if (smoke) {
+                print_smoke_human(tests, opts.color());
+            }
         }
-        exit_code = all_passed(checks) ? kExitOk : kExitFailed;
+        exit_code = passed ? kExitOk : kExitFailed;
     });
 }
 

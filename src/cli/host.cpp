@@ -19,6 +19,11 @@ bool GlobalOptions::color() const {
            (term == nullptr || std::string_view(term) != "dumb") && ::isatty(1) != 0;
 }
 
+bool foreign_root(const GlobalOptions& opts) {
+    return !opts.root.empty() && std::filesystem::path(opts.root) != "/" &&
+           std::filesystem::weakly_canonical(opts.root) != "/";
+}
+
 System& host_system(const GlobalOptions& opts) {
     std::error_code ec;
     if (!std::filesystem::is_directory(opts.root, ec)) {

@@ -504,6 +504,27 @@ MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
     return m;
 }
 
+FrameworkSpec read_framework(const Reader& r, const Node& n) {
+    r.expect_map(n, "framework", {"pytorch", "venv"});
+    FrameworkSpec f;
+    const auto& v = r.required(n, "framework", "pytorch");
+    f.pytorch = r.safe(v, "framework.pytorch", "\"2\", \"2.x\" or \"2.4\"");
+    // "2", "2.x" or "2.4": the existing digit helpers, with "x" standing for any minor.
+    const bool major_only = !f.pytorch.empty() && matches(f.pytorch, is_digit);
+    const bool any_minor = f.pytorch.size() > 2 && f.pytorch.substr(f.pytorch.size() - 2) == ".x" &&
+                           matches(f.pytorch.substr(0, f.pytorch.size() - 2), is_digit);
+    if (!major_only && !any_minor && !is_major_minor(f.pytorch)) {
+        fail(v.pos, "'framework.pytorch' must be a PyTorch major (\"2\" or \"2.x\") or "
+                    "major.minor (\"2.4\"); got '" +
+                        f.pytorch + "'");
+    }
+    if (const auto* p = get(n, "venv")) {
+        f.venv = r.scalar(*p, "framework.venv", "an absolute directory path");
+        check_abs_path(f.venv, p->pos, "framework.venv");
+    }
+    return f;
+}
+
 std::vector<std::string> read_skip(const Reader& r, const Node& n) {
     r.expect_map(n, "steps", {"skip"});
     std::vector<std::string> out;
@@ -545,7 +566,7 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
                   "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager",
-                  "tuning", "monitoring", "steps"});
+                  "tuning", "monitoring", "framework", "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -606,6 +627,9 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "monitoring")) {
         p.monitoring = read_monitoring(r, *v);
+    }
+    if (const auto* v = get(root, "framework")) {
+        p.framework = read_framework(r, *v);
     }
     if (const auto* v = get(root, "steps")) {
         p.skip_steps = read_skip(r, *v);

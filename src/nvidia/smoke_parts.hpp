@@ -1,0 +1,31 @@
+#pragma once
+// The smoke tests, one file each (smoke_cuda.cpp, smoke_nccl.cpp, smoke_torch.cpp); smoke.cpp
+// runs them in order behind the GPU gate.
+#include <chrono>
+#include <gpuprov/smoke.hpp>
+#include <string>
+
+namespace gpuprov::smoke_detail {
+
+// Deadlines: nvcc on a cold page cache takes ~20 s for this file; CUDA initialises in a few
+// seconds per GPU; import torch plus CUDA initialisation can take tens of seconds.
+inline constexpr std::chrono::seconds kCompileTimeout{180};
+inline constexpr std::chrono::seconds kRunTimeout{60};
+inline constexpr std::chrono::seconds kNcclTimeout{120};
+inline constexpr std::chrono::seconds kTorchTimeout{180};
+
+/// What the GPU gate found: how many GPUs nvidia-smi lists (0 when it was not asked).
+struct GpuGate {
+    int gpus = 0;
+};
+
+[[nodiscard]] SmokeOutcome smoke_cuda(const SmokeInput& in, System& sys, const GpuGate& gate);
+[[nodiscard]] SmokeOutcome smoke_nccl(const SmokeInput& in, System& sys, const GpuGate& gate);
+[[nodiscard]] SmokeOutcome smoke_torch(const SmokeInput& in, System& sys, const GpuGate& gate);
+
+/// Sets status, reason and fix (reason and fix cleared when it passed).
+void settle(SmokeOutcome& o, SmokeStatus status, std::string reason = {}, std::string fix = {});
+/// "timed out after 60 s" / "not found" / "exit status 2" / "killed by signal 11".
+[[nodiscard]] std::string run_failure(const CommandResult& r, std::chrono::seconds deadline);
+
+} // namespace gpuprov::smoke_detail

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# verify --smoke on hosts where no code can run on a GPU: every smoke test is skipped with the
+# reason (never passed), stand-ins never make a test pass, and the private directory is gone.
+# No apply: the cached root as it comes (4 GPUs on PCI, no driver), then by hand.
+set -euo pipefail
+# shellcheck source=lib/scenario.sh
+source "$(dirname "$0")/../lib/scenario.sh"
+# shellcheck source=mirror/payload.sh
+source "$E2E_DIR/mirror/payload.sh"
+scenario_begin clean
+
+# A PyTorch profile whose venv does not exist: smoke.pytorch must say so, not pass.
+printf 'framework: {pytorch: "2.x", venv: /opt/venv}\n' >>"$ROOT$PROFILE_IN_ROOT"
+
+# smoke_report FILE: "id status|reason" per smoke test, then the summary, from verify's JSON.
+smoke_report() {
+    "$E2E_PYTHON" - "$1" <<'PY'
+import json, sys
+try:
+    doc = json.load(open(sys.argv[1]))
+except ValueError as e:
+    print("invalid-json", e); sys.exit(0)
+smoke = doc.get("smoke", {})
+for t in smoke.get("tests", []):
+    print("%s %s|%s" % (t["id"], t["status"], t["reason"]))
+s = smoke.get("summary", {})
+print("summary passed=%s failed=%s skipped=%s" % (s.get("passed"), s.get("failed"), s.get("skipped")))
+print("passed", doc.get("passed"))
+PY
+}
+private_dirs() { find "$ROOT/tmp" -maxdepth 1 -name 'gpuprov-smoke-*' 2>/dev/null; }
+
+# 1. GPUs on PCI, no driver: nvidia-smi cannot answer, so nothing runs.
+gp verify "$PROFILE_IN_ROOT" --smoke --json --junit /tmp/verify.xml
+expect_rc "verify --smoke without a driver fails on the driver checks" 1
+report=$(smoke_report "$GP_STDOUT")
+log "smoke: $(paste -sd';' <<<"$report")"
+for id in smoke.cuda smoke.nccl smoke.pytorch; do
+    line=$(grep "^$id " <<<"$report" || true)
+    check "$id is skipped" grep -q "^$id skipped|" <<<"$line"
+    check "$id says nvidia-smi failed" grep -q "nvidia-smi failed (not installed" <<<"$line"
+done
+assert_eq "no smoke test passed or failed" "summary passed=0 failed=0 skipped=3" \
+    "$(grep '^summary' <<<"$report")"
+check "JUnit marks the three skipped" test "$(grep -c '<skipped message="nvidia-smi failed' "$ROOT/tmp/verify.xml")" = 3
+assert_eq "no private directory left" "" "$(private_dirs)"
+
+gp verify "$PROFILE_IN_ROOT" --smoke
+expect_rc "verify --smoke (text)" 1
+assert_grep "text names the skip and its reason" "^- smoke.cuda  *skipped: nvidia-smi failed" "$GP_STDOUT"
+assert_grep "text counts the skips" "^3 smoke tests: 0 passed, 0 failed, 3 skipped" "$GP_STDOUT"
+
+# 2. The driver answers (the e2e nvidia-smi stand-in) and the nvcc stand-in prints its banner
+#    whatever it is asked: the compile writes no program, so smoke.cuda fails, never passes.
+install -m 0755 "$E2E_DIR/mirror/stubs/nvidia-smi" "$ROOT/usr/bin/nvidia-smi"
+mkdir -p "$ROOT/proc/driver/nvidia" "$ROOT/usr/local/cuda-12.4/bin"
+printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Thu Feb 22 01:44:30 UTC 2024\n' \
+    >"$ROOT/proc/driver/nvidia/version"
+payload_nvcc 12.4 >"$ROOT/usr/local/cuda-12.4/bin/nvcc"
+chmod 0755 "$ROOT/usr/local/cuda-12.4/bin/nvcc"
+gp verify "$PROFILE_IN_ROOT" --smoke --json
+report=$(smoke_report "$GP_STDOUT")
+log "smoke: $(paste -sd';' <<<"$report")"
+check "smoke.cuda fails: the stand-in nvcc built nothing" \
+    grep -q "^smoke.cuda failed|nvcc exited 0 but wrote no program at /tmp/gpuprov-smoke-" <<<"$report"
+check "smoke.nccl is skipped: no nccl-tests" grep -q "^smoke.nccl skipped|all_reduce_perf (nccl-tests) is not on PATH" <<<"$report"
+check "smoke.pytorch is skipped: no venv" grep -q "^smoke.pytorch skipped|/opt/venv/bin/python does not exist" <<<"$report"
+assert_eq "verify does not pass" "passed False" "$(grep '^passed' <<<"$report")"
+assert_eq "no private directory left" "" "$(private_dirs)"
+rm -f "$ROOT/usr/bin/nvidia-smi"
+
+# 3. No NVIDIA GPU on PCI at all.
+for d in "$ROOT"/sys/bus/pci/devices/*; do
+    if [[ "$(cat "$d/vendor" 2>/dev/null)" == 0x10de ]]; then rm -rf "$d"; fi
+done
+gp verify "$PROFILE_IN_ROOT" --smoke --json
+report=$(smoke_report "$GP_STDOUT")
+assert_eq "all three skipped without a GPU" "summary passed=0 failed=0 skipped=3" \
+    "$(grep '^summary' <<<"$report")"
+check "the reason is the missing GPU" grep -q "^smoke.cuda skipped|no NVIDIA GPU on PCI" <<<"$report"
+
+# 4. --root: the programs would run here, not in the root.
+gp --root /srv verify "$PROFILE_IN_ROOT" --smoke
+expect_rc "verify --smoke --root is refused" 2
+assert_grep "the refusal says why" "verify --smoke --root /srv is refused" "$GP_STDERR"
+scenario_end
