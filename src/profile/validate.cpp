@@ -12,9 +12,9 @@ namespace gpuprov::profile_detail {
 namespace {
 
 const std::vector<std::string> k_step_ids = {
-    "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
-    "cuda-toolkit", "cudnn",      "nccl",      "tensorrt",   "infiniband", "container-toolkit",
-    "tuning",       "monitoring", "verify"};
+    "preflight",         "nouveau", "cuda-repo",  "driver",   "fabric-manager",
+    "cuda-toolkit",      "cudnn",   "nccl",       "tensorrt", "infiniband",
+    "container-toolkit", "tuning",  "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
 
@@ -414,6 +414,18 @@ ContainerSpec read_container(const Reader& r, const Node& n) {
     return c;
 }
 
+KubernetesSpec read_kubernetes(const Reader& r, const Node& n) {
+    r.expect_map(n, "kubernetes", {"node", "runtime_class"});
+    KubernetesSpec k;
+    if (const auto* v = get(n, "node")) {
+        k.node = r.boolean(*v, "kubernetes.node");
+    }
+    if (const auto* v = get(n, "runtime_class")) {
+        k.runtime_class = r.one_of(*v, "kubernetes.runtime_class", {"default", "nvidia"});
+    }
+    return k;
+}
+
 InfinibandSpec read_infiniband(const Reader& r, const Node& n) {
     r.expect_map(n, "infiniband",
                  {"required", "min_active_ports", "min_rate_gbps", "gpudirect_rdma", "nccl_conf"});
@@ -495,8 +507,8 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
-                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager", "tuning",
-                  "monitoring", "steps"});
+                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager",
+                  "tuning", "monitoring", "kubernetes", "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -557,6 +569,9 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "monitoring")) {
         p.monitoring = read_monitoring(r, *v);
+    }
+    if (const auto* v = get(root, "kubernetes")) {
+        p.kubernetes = read_kubernetes(r, *v);
     }
     if (const auto* v = get(root, "steps")) {
         p.skip_steps = read_skip(r, *v);
