@@ -2,6 +2,7 @@
 // `nvidia-ctk runtime configure`, which merges into the runtime's config instead of replacing it
 // (NVIDIA container toolkit install guide).
 #include "apt_repo.hpp"
+#include "kubernetes_node.hpp"
 #include "packages_step.hpp"
 #include "steps.hpp"
 
@@ -37,7 +38,12 @@ std::string wrong_layout(const StepContext& ctx, const PackageNames& names) {
         spec->second.url, url, ctx.facts.os.family == "rhel" ? "dnf" : "apt", path);
 }
 
-bool runtime_configured(const System& sys, const std::string& runtime) {
+bool runtime_configured(const System& sys, const Profile& profile) {
+    const auto& runtime = profile.container->runtime;
+    if (profile.kubernetes && profile.kubernetes->nvidia_default() &&
+        !nvidia_is_default_runtime(sys, runtime)) {
+        return false; // a Kubernetes node also needs nvidia as the default (kubernetes_node.hpp)
+    }
     if (runtime == "containerd") {
         return sys.exists("/etc/containerd/conf.d/99-nvidia.toml");
     }
@@ -46,11 +52,6 @@ bool runtime_configured(const System& sys, const std::string& runtime) {
     }
     const auto json = sys.read_file("/etc/docker/daemon.json");
     return json && json->find("nvidia-container-runtime") != std::string::npos;
-}
-
-Command configure_command(const std::string& runtime) {
-    return {.argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + runtime},
-            .timeout = 120s};
 }
 
 class ContainerToolkit final : public Step {
@@ -105,9 +106,12 @@ public:
             plan_installs(r, sys, *pm, *pins);
         }
         const auto& runtime = ctx.profile.container->runtime;
-        if (!runtime_configured(sys, runtime)) {
+        if (!runtime_configured(sys, ctx.profile)) {
+            const auto* what = ctx.profile.kubernetes && ctx.profile.kubernetes->nvidia_default()
+                                   ? "make nvidia the default runtime of "
+                                   : "add the nvidia runtime to ";
             r.changes.push_back(
-                command_change(configure_command(runtime), "add the nvidia runtime to " + runtime));
+                command_change(runtime_configure_command(ctx.profile), what + runtime));
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
             }
@@ -122,8 +126,8 @@ public:
             return StepStatus::done;
         }
         const auto& runtime = ctx.profile.container->runtime;
-        if (!runtime_configured(sys, runtime)) {
-            run_checked(sys, configure_command(runtime));
+        if (!runtime_configured(sys, ctx.profile)) {
+            run_checked(sys, runtime_configure_command(ctx.profile));
             // A running daemon reads its config only at start.
             if (have_systemctl(sys) &&
                 sys.run({.argv = {"systemctl", "is-active", "--quiet", runtime}, .timeout = 30s})
@@ -139,7 +143,11 @@ public:
         if (!ctx.profile.container || !ctx.profile.container->toolkit) {
             return {};
         }
-        return check_container_toolkit({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        auto checks = check_container_toolkit({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        for (auto& c : check_kubernetes_node(ctx.profile, sys)) {
+            checks.push_back(std::move(c));
+        }
+        return checks;
     }
 };
 
