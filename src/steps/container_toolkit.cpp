@@ -54,6 +54,17 @@ bool runtime_configured(const System& sys, const Profile& profile) {
     return json && json->find("nvidia-container-runtime") != std::string::npos;
 }
 
+/// `nvidia-ctk runtime configure`, with what Kubernetes node mode adds (kubernetes_node.hpp).
+Command configure_command(const Profile& profile) {
+    Command c{
+        .argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + profile.container->runtime},
+        .timeout = 120s};
+    for (auto& flag : kubernetes_configure_flags(profile)) {
+        c.argv.push_back(std::move(flag));
+    }
+    return c;
+}
+
 class ContainerToolkit final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "container-toolkit"; }
@@ -110,8 +121,7 @@ public:
             const auto* what = ctx.profile.kubernetes && ctx.profile.kubernetes->nvidia_default()
                                    ? "make nvidia the default runtime of "
                                    : "add the nvidia runtime to ";
-            r.changes.push_back(
-                command_change(runtime_configure_command(ctx.profile), what + runtime));
+            r.changes.push_back(command_change(configure_command(ctx.profile), what + runtime));
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
             }
@@ -127,7 +137,7 @@ public:
         }
         const auto& runtime = ctx.profile.container->runtime;
         if (!runtime_configured(sys, ctx.profile)) {
-            run_checked(sys, runtime_configure_command(ctx.profile));
+            run_checked(sys, configure_command(ctx.profile));
             // A running daemon reads its config only at start.
             if (have_systemctl(sys) &&
                 sys.run({.argv = {"systemctl", "is-active", "--quiet", runtime}, .timeout = 30s})

@@ -43,14 +43,11 @@ std::pair<std::string, std::string_view> default_setting(const std::string& runt
 
 } // namespace
 
-Command runtime_configure_command(const Profile& profile) {
-    Command c{
-        .argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + profile.container->runtime},
-        .timeout = std::chrono::seconds(120)};
+std::vector<std::string> kubernetes_configure_flags(const Profile& profile) {
     if (profile.kubernetes && profile.kubernetes->nvidia_default()) {
-        c.argv.emplace_back("--set-as-default");
+        return {"--set-as-default"};
     }
-    return c;
+    return {};
 }
 
 bool nvidia_is_default_runtime(const System& sys, const std::string& runtime) {
@@ -75,8 +72,8 @@ std::vector<CheckOutcome> check_kubernetes_node(const Profile& profile, const Sy
                    .fix = {}};
     c.found = c.passed ? c.expected : "no uncommented " + std::string(key) + " = \"nvidia\"";
     if (!c.passed) {
-        c.fix = "sudo " + display_argv(runtime_configure_command(profile).argv) +
-                " && sudo systemctl restart " + runtime +
+        c.fix = "sudo nvidia-ctk runtime configure --runtime=" + runtime +
+                " --set-as-default && sudo systemctl restart " + runtime +
                 " (or gpuprov apply; kubernetes.runtime_class: nvidia uses a RuntimeClass instead)";
     }
     return {c};

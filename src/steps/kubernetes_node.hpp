@@ -12,9 +12,10 @@
 
 namespace gpuprov::steps {
 
-/// `nvidia-ctk runtime configure --runtime=<runtime>`, with `--set-as-default` when the profile
-/// is a Kubernetes node whose pods get the nvidia runtime by default.
-[[nodiscard]] Command runtime_configure_command(const Profile& profile);
+/// What node mode adds to `nvidia-ctk runtime configure --runtime=<runtime>`: `--set-as-default`
+/// when the profile is a Kubernetes node whose pods get the nvidia runtime by default; nothing
+/// otherwise.
+[[nodiscard]] std::vector<std::string> kubernetes_configure_flags(const Profile& profile);
 
 /// True when containerd's or CRI-O's configuration, as nvidia-ctk writes it, makes nvidia the
 /// default runtime: an uncommented `default_runtime_name = "nvidia"` in containerd's
