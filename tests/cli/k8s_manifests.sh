@@ -10,12 +10,7 @@
 set -uo pipefail
 bin=$1
 repo=$2
-pass=0
-fail=0
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
 
 check_yaml() { # check_yaml FILE BRANCH RUNTIME_CLASS: the structure and the pinned image
     python3 - "$1" "$2" "$3" "$repo/src/data/nvidia-matrix.yaml" <<'PY'
