@@ -3,7 +3,7 @@ _gpuprov() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="plan apply verify doctor facts status metrics cloud-init profiles"
+    local commands="plan apply verify doctor facts status metrics cloud-init k8s-manifests profiles"
     local steps="preflight nouveau cuda-repo driver fabric-manager cuda-toolkit cudnn nccl tensorrt infiniband container-toolkit tuning monitoring verify"
     local builtins="cv-train nlp-infer sci-sim"
     local globals="--log-level --log-file --no-color --root --version --help"
@@ -45,6 +45,9 @@ _gpuprov() {
         facts | status) opts="--json" ;;
         metrics) opts="--textfile" ;;
         cloud-init) opts="--install-from" ;;
+        k8s-manifests)
+            if [[ "${words[cword - 1]}" == --output ]]; then _filedir; return; fi
+            opts="--output" ;;
         profiles)
             if [[ "${words[cword - 1]}" == profiles ]]; then
                 COMPREPLY=($(compgen -W "list show validate" -- "$cur"))
@@ -57,7 +60,7 @@ _gpuprov() {
         COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
     else
         case "$cmd" in
-            plan | apply | verify | cloud-init)
+            plan | apply | verify | cloud-init | k8s-manifests)
                 COMPREPLY=($(compgen -W "$builtins" -- "$cur")); _filedir 'y?(a)ml' ;;
         esac
     fi

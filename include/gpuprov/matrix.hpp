@@ -78,6 +78,20 @@ struct TensorrtLine {
     bool confirmed = true;
 };
 
+/// One NVIDIA Kubernetes device plugin release (matrix `kubernetes.device_plugin.releases`)
+/// with the driver branches NVIDIA's GPU Operator release that ships it supports.
+struct DevicePluginRelease {
+    std::string version;              ///< the image tag: "v0.19.0"
+    std::string gpu_operator;         ///< the GPU Operator release naming it: "v26.3.1"
+    std::vector<int> driver_branches; ///< 535, 570, ...
+};
+
+/// The device plugin for a driver branch (Matrix::device_plugin_for).
+struct DevicePluginPick {
+    const DevicePluginRelease* release = nullptr; ///< nullptr: the matrix lists none
+    bool validated = false; ///< false: no release lists the branch; the newest is used
+};
+
 /// CUDA minor version compatibility floor of a CUDA major.
 struct MinorVersionCompat {
     int cuda_major = 0;
@@ -205,6 +219,20 @@ public:
     /// The TensorRT line of a major (10, 8), or nullptr.
     [[nodiscard]] const TensorrtLine* tensorrt(int major) const;
     [[nodiscard]] const std::vector<TensorrtLine>& tensorrt_lines() const { return m_tensorrt; }
+    /// The device plugin image without its tag ("nvcr.io/nvidia/k8s-device-plugin"); empty
+    /// when the data file has no `kubernetes` table.
+    [[nodiscard]] const std::string& device_plugin_image() const { return m_device_plugin_image; }
+    /// Oldest NVIDIA container toolkit the device plugin works with ("1.7.0").
+    [[nodiscard]] const std::string& device_plugin_min_toolkit() const {
+        return m_device_plugin_min_toolkit;
+    }
+    /// Newest first.
+    [[nodiscard]] const std::vector<DevicePluginRelease>& device_plugin_releases() const {
+        return m_device_plugin;
+    }
+    /// The newest release validated with driver `branch`; without one (or without a branch) the
+    /// newest release, not validated.
+    [[nodiscard]] DevicePluginPick device_plugin_for(std::optional<int> branch) const;
     /// Package names of a package family ("debian", "rhel"); nullptr when the data file has
     /// none for it.
     [[nodiscard]] const PackageNames* package_names(const std::string& family) const;
@@ -264,6 +292,9 @@ private:
     std::string m_ctk_key;
     std::vector<TensorrtLine> m_tensorrt;
     std::map<std::string, PackageNames> m_names;
+    std::string m_device_plugin_image;
+    std::string m_device_plugin_min_toolkit;
+    std::vector<DevicePluginRelease> m_device_plugin;
 };
 
 } // namespace gpuprov

@@ -112,6 +112,19 @@ struct InfinibandSpec {
     bool nccl_conf = true; ///< gpuprov owns /etc/nccl.conf (NCCL_IB_HCA)
 };
 
+/// kubernetes: the host is a Kubernetes node whose pods get GPUs through NVIDIA's device plugin
+/// (docs/kubernetes.md). The plugin needs the nvidia runtime as the container runtime's default,
+/// or a RuntimeClass naming it (NVIDIA/k8s-device-plugin README, "Preparing your GPU Nodes").
+struct KubernetesSpec {
+    bool node = false;
+    /// "default": `nvidia-ctk runtime configure --set-as-default`, every pod runs with it;
+    /// "nvidia": the runtime is only added, pods (and the device plugin) opt in with
+    /// runtimeClassName: nvidia.
+    std::string runtime_class = "default";
+    /// True when the nvidia runtime must be the runtime's default.
+    [[nodiscard]] bool nvidia_default() const { return node && runtime_class == "default"; }
+};
+
 enum class FabricManagerMode { automatic, enabled, disabled };
 
 struct TuningSpec {
@@ -151,6 +164,7 @@ struct Profile {
     std::optional<ContainerSpec> container;
     FabricManagerMode fabric_manager = FabricManagerMode::automatic;
     std::optional<InfinibandSpec> infiniband;
+    std::optional<KubernetesSpec> kubernetes;
     TuningSpec tuning;
     std::optional<MonitoringSpec> monitoring;
     std::optional<FrameworkSpec> framework;

@@ -42,6 +42,7 @@ void add_status_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
 void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_metrics_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_cloud_init_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_k8s_manifests_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 
 } // namespace gpuprov::cli
 

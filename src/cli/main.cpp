@@ -178,6 +178,7 @@ int main(int argc, char** argv) {
     add_doctor_command(app, opts, exit_code);
     add_metrics_command(app, opts, exit_code);
     add_cloud_init_command(app, opts, exit_code);
+    add_k8s_manifests_command(app, opts, exit_code);
 
     if (const auto unknown = unknown_command(app, argc, argv)) {
         std::cerr << "error: " << *unknown << "\n";

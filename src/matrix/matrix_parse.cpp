@@ -438,6 +438,57 @@ std::vector<TensorrtLine> read_tensorrt(const Reader& r, const YAML::Node& list)
     return out;
 }
 
+/// `kubernetes.device_plugin`: the image, the oldest toolkit and the releases, newest first.
+void read_device_plugin(const Reader& r, const YAML::Node& kubernetes, std::string& image,
+                        std::string& min_toolkit, std::vector<DevicePluginRelease>& out) {
+    r.expect_map(kubernetes, "'kubernetes'");
+    r.only_keys(kubernetes, {"device_plugin"});
+    const auto dp = r.required(kubernetes, "device_plugin");
+    r.expect_map(dp, "'device_plugin'");
+    r.only_keys(dp, {"image", "min_container_toolkit", "releases"});
+    image = r.string(dp, "image");
+    if (image.find(':', image.rfind('/') + 1) != std::string::npos ||
+        image.find('@') != std::string::npos) {
+        r.fail(dp["image"], "'image' is the repository without a tag; each release names its tag");
+    }
+    min_toolkit = r.version(dp, "min_container_toolkit").str();
+    const auto releases = r.required(dp, "releases");
+    r.expect_seq(releases, "'releases'");
+    if (releases.size() == 0) {
+        r.fail(releases, "'releases' must list at least one device plugin release");
+    }
+    std::optional<DottedVersion> previous;
+    for (const auto& row : releases) {
+        r.expect_map(row, "a device plugin release");
+        r.only_keys(row, {"version", "gpu_operator", "driver_branches"});
+        DevicePluginRelease rel;
+        rel.version = r.string(row, "version");
+        const auto number = rel.version.size() > 1 && rel.version.front() == 'v'
+                                ? DottedVersion::parse(rel.version.substr(1))
+                                : std::nullopt;
+        if (!number || number->parts.size() != 3) {
+            r.fail(row["version"],
+                   "device plugin 'version' is the image tag, v<major>.<minor>.<patch> "
+                   "such as \"v0.19.0\", not '" +
+                       rel.version + "'");
+        }
+        if (previous && !(*number < *previous)) {
+            r.fail(row["version"], "device plugin releases must be sorted newest first");
+        }
+        previous = number;
+        rel.gpu_operator = r.string(row, "gpu_operator");
+        const auto branches = r.required(row, "driver_branches");
+        r.expect_seq(branches, "'driver_branches'");
+        if (branches.size() == 0) {
+            r.fail(branches, "'driver_branches' must list at least one driver branch");
+        }
+        for (const auto& b : branches) {
+            rel.driver_branches.push_back(static_cast<int>(r.integer_at(b, "driver_branches")));
+        }
+        out.push_back(std::move(rel));
+    }
+}
+
 CudaBuiltPackages read_cuda_built(const Reader& r, const YAML::Node& map, const std::string& key) {
     const auto node = r.required(map, key);
     r.expect_map(node, "'" + key + "'");
@@ -522,10 +573,10 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
                            "YAML syntax error: " + e.msg);
     }
     r.expect_map(root, "the version matrix");
-    r.only_keys(root, {"schema", "cuda", "minor_version_compat", "forward_compat",
-                       "driver_branches", "distros", "cudnn8", "cudnn9", "architectures",
-                       "compute_capabilities", "gpus", "container_toolkit", "tensorrt",
-                       "packages"});
+    r.only_keys(root,
+                {"schema", "cuda", "minor_version_compat", "forward_compat", "driver_branches",
+                 "distros", "cudnn8", "cudnn9", "architectures", "compute_capabilities", "gpus",
+                 "container_toolkit", "tensorrt", "kubernetes", "packages"});
     if (r.integer(root, "schema") != 1) {
         r.fail(root["schema"], "unsupported matrix schema; expected 1");
     }
@@ -562,6 +613,10 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     m.m_ctk_key = r.fingerprint(ctk, "key_fingerprint");
     if (const auto trt = root["tensorrt"]) {
         m.m_tensorrt = read_tensorrt(r, trt);
+    }
+    if (const auto k8s = root["kubernetes"]) {
+        read_device_plugin(r, k8s, m.m_device_plugin_image, m.m_device_plugin_min_toolkit,
+                           m.m_device_plugin);
     }
     if (const auto names = root["packages"]) {
         m.m_names = read_package_names(r, names);

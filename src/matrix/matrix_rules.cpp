@@ -272,4 +272,19 @@ DottedVersion Matrix::min_cuda_for(const GpuModel& gpu) const {
     return need;
 }
 
+DevicePluginPick Matrix::device_plugin_for(std::optional<int> branch) const {
+    if (m_device_plugin.empty()) {
+        return {};
+    }
+    if (branch) {
+        for (const auto& rel : m_device_plugin) { // newest first
+            const auto& b = rel.driver_branches;
+            if (std::find(b.begin(), b.end(), *branch) != b.end()) {
+                return {&rel, true};
+            }
+        }
+    }
+    return {&m_device_plugin.front(), false};
+}
+
 } // namespace gpuprov

@@ -265,6 +265,27 @@ void check_nvidia_repo_keys(const Profile& p, const Matrix& matrix) {
     }
 }
 
+/// A Kubernetes node's pods reach the GPUs through the nvidia runtime of the runtime the kubelet
+/// talks to (CRI): containerd or CRI-O, configured by the container toolkit.
+void check_kubernetes(const Profile& p) {
+    if (!p.kubernetes || !p.kubernetes->node) {
+        return;
+    }
+    if (!p.container || !p.container->toolkit) {
+        fail(p.pos("kubernetes.node"),
+             "kubernetes.node: true needs the NVIDIA container toolkit in the node's container "
+             "runtime (the device plugin and GPU pods run through its nvidia runtime). Add "
+             "container: {toolkit: true, runtime: containerd} (or runtime: crio)");
+    }
+    if (p.container->runtime == "docker") {
+        const auto key =
+            p.positions.count("container.runtime") != 0 ? "container.runtime" : "container";
+        fail(p.pos(key), "kubernetes.node: true needs container.runtime containerd or crio, a "
+                         "runtime the kubelet talks to over CRI (Kubernetes 1.24 removed "
+                         "dockershim); got docker. Set container.runtime: containerd");
+    }
+}
+
 void check_combinations(const Profile& p, const Matrix& matrix) {
     check_open_modules_exist(p, matrix);
     check_nvidia_repo_keys(p, matrix);
@@ -289,6 +310,7 @@ void check_combinations(const Profile& p, const Matrix& matrix) {
     }
     check_gpu(p, matrix, cuda);
     check_gpu_branch(p, matrix);
+    check_kubernetes(p);
 }
 
 } // namespace gpuprov::profile_detail

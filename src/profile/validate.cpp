@@ -460,6 +460,18 @@ ContainerSpec read_container(const Reader& r, const Node& n) {
     return c;
 }
 
+KubernetesSpec read_kubernetes(const Reader& r, const Node& n) {
+    r.expect_map(n, "kubernetes", {"node", "runtime_class"});
+    KubernetesSpec k;
+    if (const auto* v = get(n, "node")) {
+        k.node = r.boolean(*v, "kubernetes.node");
+    }
+    if (const auto* v = get(n, "runtime_class")) {
+        k.runtime_class = r.one_of(*v, "kubernetes.runtime_class", {"default", "nvidia"});
+    }
+    return k;
+}
+
 InfinibandSpec read_infiniband(const Reader& r, const Node& n) {
     r.expect_map(n, "infiniband",
                  {"required", "min_active_ports", "min_rate_gbps", "gpudirect_rdma", "nccl_conf"});
@@ -566,7 +578,7 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
                   "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager",
-                  "tuning", "monitoring", "framework", "steps"});
+                  "tuning", "monitoring", "framework", "kubernetes", "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -630,6 +642,9 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "framework")) {
         p.framework = read_framework(r, *v);
+    }
+    if (const auto* v = get(root, "kubernetes")) {
+        p.kubernetes = read_kubernetes(r, *v);
     }
     if (const auto* v = get(root, "steps")) {
         p.skip_steps = read_skip(r, *v);

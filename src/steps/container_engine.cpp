@@ -172,16 +172,20 @@ std::vector<std::string> lost_settings(const std::string& runtime, std::string_v
     return lost;
 }
 
-Command runtime_configure_command(const std::string& runtime) {
-    return {.argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + runtime},
-            .timeout = 120s};
+Command runtime_configure_command(const std::string& runtime,
+                                  const std::vector<std::string>& extra) {
+    Command c{.argv = {"nvidia-ctk", "runtime", "configure", "--runtime=" + runtime},
+              .timeout = 120s};
+    c.argv.insert(c.argv.end(), extra.begin(), extra.end());
+    return c;
 }
 
-void configure_runtime(System& sys, const std::string& runtime) {
+void configure_runtime(System& sys, const std::string& runtime,
+                       const std::vector<std::string>& extra) {
     const auto path = runtime_config_path(runtime);
     const auto before = sys.read_file(path);
     const auto mode = sys.lstat(path);
-    run_checked(sys, runtime_configure_command(runtime));
+    run_checked(sys, runtime_configure_command(runtime, extra));
     if (!before) {
         return;
     }

@@ -27,12 +27,15 @@ void plan_container_engine(const StepContext& ctx, const System& sys, const Pack
 [[nodiscard]] std::vector<std::string>
 lost_settings(const std::string& runtime, std::string_view before, std::string_view after);
 
-/// `nvidia-ctk runtime configure --runtime=RUNTIME`.
-[[nodiscard]] Command runtime_configure_command(const std::string& runtime);
+/// `nvidia-ctk runtime configure --runtime=RUNTIME` followed by `extra` (Kubernetes node mode's
+/// `--set-as-default`, kubernetes_node.hpp).
+[[nodiscard]] Command runtime_configure_command(const std::string& runtime,
+                                                const std::vector<std::string>& extra = {});
 
 /// Runs `nvidia-ctk runtime configure --runtime=RUNTIME` and checks that it merged: when the
 /// config existed and lost a setting, the original is written back and HostError names what
 /// was lost.
-void configure_runtime(System& sys, const std::string& runtime);
+void configure_runtime(System& sys, const std::string& runtime,
+                       const std::vector<std::string>& extra = {});
 
 } // namespace gpuprov::steps

@@ -4,6 +4,7 @@
 // (NVIDIA container toolkit install guide; docs/containers.md).
 #include "apt_repo.hpp"
 #include "container_engine.hpp"
+#include "kubernetes_node.hpp"
 #include "packages_step.hpp"
 #include "steps.hpp"
 
@@ -42,7 +43,12 @@ std::string wrong_layout(const StepContext& ctx, const PackageNames& names) {
         spec->second.url, url, ctx.facts.os.family == "rhel" ? "dnf" : "apt", path);
 }
 
-bool runtime_configured(const System& sys, const std::string& runtime) {
+bool runtime_configured(const System& sys, const Profile& profile) {
+    const auto& runtime = profile.container->runtime;
+    if (profile.kubernetes && profile.kubernetes->nvidia_default() &&
+        !nvidia_is_default_runtime(sys, runtime)) {
+        return false; // a Kubernetes node also needs nvidia as the default (kubernetes_node.hpp)
+    }
     if (runtime == "containerd") {
         return sys.exists("/etc/containerd/conf.d/99-nvidia.toml");
     }
@@ -128,9 +134,13 @@ public:
                 r.status = StepStatus::pending;
             }
         }
-        if (!runtime_configured(sys, runtime)) {
-            r.changes.push_back(command_change(runtime_configure_command(runtime),
-                                               "add the nvidia runtime to " + runtime));
+        if (!runtime_configured(sys, ctx.profile)) {
+            const auto* what = ctx.profile.kubernetes && ctx.profile.kubernetes->nvidia_default()
+                                   ? "make nvidia the default runtime of "
+                                   : "add the nvidia runtime to ";
+            r.changes.push_back(command_change(
+                runtime_configure_command(runtime, kubernetes_configure_flags(ctx.profile)),
+                what + runtime));
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
             }
@@ -155,8 +165,8 @@ public:
                     cdi.exit_code, std::string(trim(tail_lines(cdi.err, 4)))));
             }
         }
-        if (!runtime_configured(sys, runtime)) {
-            configure_runtime(sys, runtime);
+        if (!runtime_configured(sys, ctx.profile)) {
+            configure_runtime(sys, runtime, kubernetes_configure_flags(ctx.profile));
             // A running daemon reads its config only at start.
             if (have_systemctl(sys) &&
                 sys.run({.argv = {"systemctl", "is-active", "--quiet", runtime}, .timeout = 30s})
@@ -172,7 +182,11 @@ public:
         if (!ctx.profile.container || !ctx.profile.container->toolkit) {
             return {};
         }
-        return check_container_toolkit({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        auto checks = check_container_toolkit({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        for (auto& c : check_kubernetes_node(ctx.profile, sys)) {
+            checks.push_back(std::move(c));
+        }
+        return checks;
     }
 };
 

@@ -6,13 +6,7 @@ set -uo pipefail
 bin=$1
 repo=$2
 fixtures=$repo/tests/fixtures
-pass=0
-fail=0
-# Private scratch files: parallel runs (other build trees, ctest -j) must not share outputs.
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
 expect_exit() { # expect_exit CODE DESCRIPTION CMD...
     local want=$1 what=$2
     shift 2

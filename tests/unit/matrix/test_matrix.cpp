@@ -2,6 +2,7 @@
 #include <gpuprov/error.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gtest/gtest.h>
+#include <optional>
 #include <string>
 
 namespace gpuprov {
@@ -414,6 +415,63 @@ TEST(MatrixParse, SmallDocumentParses) {
     EXPECT_EQ(small.cuda_releases().size(), 1U);
 }
 
+// ---- Kubernetes device plugin (matrix `kubernetes`) ----
+
+TEST(MatrixDevicePlugin, NewestReleaseValidatedWithTheBranchIsPicked) {
+    EXPECT_EQ(m().device_plugin_image(), "nvcr.io/nvidia/k8s-device-plugin");
+    EXPECT_EQ(m().device_plugin_min_toolkit(), "1.7.0");
+    const auto r580 = m().device_plugin_for(580);
+    ASSERT_NE(r580.release, nullptr);
+    EXPECT_TRUE(r580.validated);
+    EXPECT_EQ(r580.release->version, "v0.19.0");
+    EXPECT_EQ(r580.release->gpu_operator, "v26.3.1");
+    // 535 is in both GPU Operator releases: the newer device plugin wins.
+    EXPECT_EQ(m().device_plugin_for(535).release->version, "v0.19.0");
+    // 550 left the component matrix with GPU Operator 25.x: the release that still lists it.
+    const auto r550 = m().device_plugin_for(550);
+    ASSERT_NE(r550.release, nullptr);
+    EXPECT_TRUE(r550.validated);
+    EXPECT_EQ(r550.release->version, "v0.16.2");
+}
+
+TEST(MatrixDevicePlugin, UnlistedBranchGetsTheNewestUnvalidated) {
+    for (const std::optional<int> branch : {std::optional<int>{620}, std::optional<int>{}}) {
+        const auto pick = m().device_plugin_for(branch);
+        ASSERT_NE(pick.release, nullptr);
+        EXPECT_FALSE(pick.validated);
+        EXPECT_EQ(pick.release, &m().device_plugin_releases().front());
+    }
+    EXPECT_EQ(Matrix::parse(k_small, "test.yaml").device_plugin_for(580).release, nullptr);
+}
+
+TEST(MatrixParse, DevicePluginRowsAreChecked) {
+    const std::string table =
+        "kubernetes:\n  device_plugin:\n    image: nvcr.io/nvidia/k8s-device-plugin\n"
+        "    min_container_toolkit: \"1.7.0\"\n    releases:\n"
+        "      - {version: v0.19.0, gpu_operator: v26.3.1, driver_branches: [580]}\n"
+        "      - {version: v0.16.2, gpu_operator: v24.6.1, driver_branches: [550]}\n";
+    const auto ok = Matrix::parse(k_small + table, "test.yaml");
+    ASSERT_EQ(ok.device_plugin_releases().size(), 2U);
+    EXPECT_EQ(ok.device_plugin_for(550).release->version, "v0.16.2");
+
+    auto e = parse_error(k_small +
+                         replaced(table, "k8s-device-plugin\n", "k8s-device-plugin:v0.19.0\n"));
+    EXPECT_NE(e.message().find("without a tag"), std::string::npos) << e.what();
+    e = parse_error(k_small + replaced(table, "version: v0.19.0", "version: 0.19.0"));
+    EXPECT_NE(e.message().find("v<major>.<minor>.<patch>"), std::string::npos) << e.what();
+    // The first release row: the table's sixth line.
+    EXPECT_EQ(e.line(), std::count(k_small.begin(), k_small.end(), '\n') + 6);
+    e = parse_error(k_small + replaced(table, "version: v0.16.2", "version: v0.20.0"));
+    EXPECT_NE(e.message().find("newest first"), std::string::npos) << e.what();
+    e = parse_error(k_small + replaced(table, "driver_branches: [580]", "driver_branches: []"));
+    EXPECT_NE(e.message().find("at least one driver branch"), std::string::npos) << e.what();
+    e = parse_error(k_small + replaced(table, "driver_branches: [580]", "driver_branches: [R580]"));
+    EXPECT_NE(e.message().find("'driver_branches' must be an integer"), std::string::npos)
+        << e.what();
+    e = parse_error(k_small + replaced(table, "gpu_operator: v26.3.1,", "operator: v26.3.1,"));
+    EXPECT_NE(e.message().find("unknown key 'operator'"), std::string::npos) << e.what();
+}
+
 TEST(MatrixParse, BadVersionNamesFileLineAndColumn) {
     const auto e = parse_error(replaced(k_small, "\"550.54.14\"", "\"550.x\""));
     EXPECT_EQ(e.file(), "test.yaml");
@@ -516,7 +574,8 @@ TEST(MatrixParse, TensorrtRowsAreChecked) {
     EXPECT_NE(e.message().find("TensorRT 10's soname is libnvinfer.so.10"), std::string::npos)
         << e.what();
     e = parse_error(k_small + replaced(row, "deb: [libnvinfer10]", "deb: []"));
-    EXPECT_NE(e.message().find("'deb' must name at least one package"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("'deb' must name at least one package"), std::string::npos)
+        << e.what();
     e = parse_error(k_small + row +
                     "  - {major: 10, soname: libnvinfer.so.10, cuda: [12], "
                     "deb: [a], rpm: [a]}\n");
