@@ -51,7 +51,8 @@ std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome
     std::size_t failures = 0;
     std::size_t skipped = 0;
     for (const auto& c : checks) {
-        failures += c.passed ? 0 : 1;
+        failures += failed(c) ? 1 : 0;
+        skipped += c.skipped ? 1 : 0;
     }
     for (const auto& s : smoke) {
         failures += s.status == SmokeStatus::failed ? 1 : 0;
@@ -60,7 +61,7 @@ std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome
     const auto tests = checks.size() + smoke.size();
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     const auto skipped_attr =
-        smoke.empty() ? std::string() : fmt::format(" skipped=\"{}\"", skipped);
+        smoke.empty() && skipped == 0 ? std::string() : fmt::format(" skipped=\"{}\"", skipped);
     xml += fmt::format("<testsuites name=\"gpuprov verify\" tests=\"{}\" failures=\"{}\"{}>\n",
                        tests, failures, skipped_attr);
     xml += fmt::format("  <testsuite name=\"gpuprov.verify.{}\" tests=\"{}\" failures=\"{}\"{}>\n",
@@ -68,7 +69,9 @@ std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome
     for (const auto& c : checks) {
         xml += fmt::format("    <testcase classname=\"gpuprov.{}\" name=\"{}\">",
                            xml_escape(c.step), xml_escape(c.id));
-        if (!c.passed) {
+        if (c.skipped) {
+            xml += fmt::format("<skipped message=\"{}\"/>", xml_escape(c.found));
+        } else if (!c.passed) {
             xml += fmt::format(
                 "\n      <failure type=\"check\" message=\"{}\">{}</failure>\n    ",
                 xml_escape("expected " + c.expected + ", found " + c.found),
@@ -83,12 +86,15 @@ std::string junit_xml(const std::string& profile, const std::vector<CheckOutcome
 
 nlohmann::json to_json(const std::string& profile, const std::vector<CheckOutcome>& checks) {
     auto list = nlohmann::json::array();
-    std::size_t failed = 0;
+    std::size_t n_failed = 0;
+    std::size_t n_skipped = 0;
     for (const auto& c : checks) {
-        failed += c.passed ? 0 : 1;
+        n_failed += failed(c) ? 1 : 0;
+        n_skipped += c.skipped ? 1 : 0;
         list.push_back({{"id", c.id},
                         {"step", c.step},
                         {"passed", c.passed},
+                        {"skipped", c.skipped},
                         {"command", c.command},
                         {"excerpt", c.excerpt},
                         {"expected", c.expected},
@@ -96,10 +102,13 @@ nlohmann::json to_json(const std::string& profile, const std::vector<CheckOutcom
                         {"fix", c.fix}});
     }
     return {{"profile", profile},
-            {"passed", failed == 0},
+            {"passed", n_failed == 0},
             {"checks", list},
             {"summary",
-             {{"total", checks.size()}, {"passed", checks.size() - failed}, {"failed", failed}}}};
+             {{"total", checks.size()},
+              {"passed", checks.size() - n_failed - n_skipped},
+              {"failed", n_failed},
+              {"skipped", n_skipped}}}};
 }
 
 void print_human(const std::vector<CheckOutcome>& checks, bool color) {
@@ -109,20 +118,25 @@ void print_human(const std::vector<CheckOutcome>& checks, bool color) {
         }
         return std::string(ok ? "\033[32m✓\033[0m" : "\033[31m✗\033[0m");
     };
-    std::size_t failed = 0;
+    std::size_t n_failed = 0;
+    std::size_t n_skipped = 0;
     for (const auto& c : checks) {
-        if (c.passed) {
-            std::cout << fmt::format("{} {:<26} {}\n", mark(true), c.id, c.found);
+        n_skipped += c.skipped ? 1 : 0;
+        if (c.passed || c.skipped) {
+            std::cout << fmt::format("{} {:<26} {}\n", c.skipped ? std::string("-") : mark(true),
+                                     c.id, c.found);
             continue;
         }
-        ++failed;
+        ++n_failed;
         std::cout << fmt::format("{} {:<26} expected {}, found {}\n", mark(false), c.id, c.expected,
                                  c.found);
         if (!c.fix.empty()) {
             std::cout << fmt::format("    fix: {}\n", c.fix);
         }
     }
-    std::cout << fmt::format("{} checks, {} failed\n", checks.size(), failed);
+    std::cout << (n_skipped == 0 ? fmt::format("{} checks, {} failed\n", checks.size(), n_failed)
+                                 : fmt::format("{} checks, {} failed, {} skipped\n", checks.size(),
+                                               n_failed, n_skipped));
 }
 
 } // namespace

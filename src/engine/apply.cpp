@@ -319,7 +319,7 @@ private:
         m_facts = detect_facts(m_sys, m_matrix);
         std::vector<std::string> failed;
         for (const auto& c : step(k).verify(m_ctx, m_sys)) {
-            if (!c.passed && m_ctx.skipped_steps.count(c.step) == 0) {
+            if (gpuprov::failed(c) && m_ctx.skipped_steps.count(c.step) == 0) {
                 failed.push_back(fmt::format("{}: expected {}, found {}{}", c.id, c.expected,
                                              c.found,
                                              c.fix.empty() ? "" : " (fix: " + c.fix + ")"));

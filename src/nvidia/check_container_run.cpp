@@ -54,7 +54,9 @@ std::size_t gpu_lines(std::string_view out) {
 
 void skip(CheckOutcome& c, const std::string& why) {
     c.found = "skipped: " + why;
-    settle(c, true);
+    settle(c, false);
+    c.fix.clear();
+    c.skipped = true;
 }
 
 } // namespace

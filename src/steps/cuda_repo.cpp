@@ -16,6 +16,13 @@ public:
 
     [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
         CheckResult r;
+        if (!ctx.profile.repositories.contains("cuda")) {
+            // A profile for containers or monitoring only; a step that needs NVIDIA's packages
+            // blocks on its own when the repository is missing (index_or_block).
+            r.status = StepStatus::skipped;
+            r.reason = "profile names no CUDA repository (repositories.cuda)";
+            return r;
+        }
         if (!package_manager_or_block(ctx, r)) {
             return r;
         }
@@ -33,6 +40,9 @@ public:
 
     [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
                                                    const System& sys) const override {
+        if (!ctx.profile.repositories.contains("cuda")) {
+            return {};
+        }
         if (ctx.facts.os.family == "rhel") {
             return verify_dnf(ctx, sys);
         }

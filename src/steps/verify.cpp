@@ -29,7 +29,7 @@ public:
         }
         std::vector<std::string> failed;
         for (const auto& c : verify(ctx, sys)) {
-            if (!c.passed && ctx.skipped_steps.count(c.step) == 0) {
+            if (gpuprov::failed(c) && ctx.skipped_steps.count(c.step) == 0) {
                 failed.push_back(fmt::format("{}: expected {}, found {}{}", c.id, c.expected,
                                              c.found,
                                              c.fix.empty() ? "" : " (fix: " + c.fix + ")"));

@@ -46,7 +46,9 @@ d = json.load(open(sys.argv[1]))
 c = {c["id"]: c for c in d["checks"]}
 ok = c["container.engine"]["found"] == "Docker version 20.10.24+dfsg1, build 297e128" \
     and c["container.cdi"]["passed"] \
-    and c["container.gpu-run"]["found"].startswith("skipped: no container.test_image")
+    and c["container.gpu-run"]["found"].startswith("skipped: no container.test_image") \
+    and c["container.gpu-run"]["skipped"] and not c["container.gpu-run"]["passed"] \
+    and d["passed"] and d["summary"]["skipped"] == 1
 sys.exit(0 if ok else repr(c))' "$GP_STDOUT"
 
 IMAGE=nvidia/cuda:12.4.1-base-ubuntu22.04

@@ -184,3 +184,16 @@ TEST(LostSettings, ContainerdTablesSurviveReformatting) {
               (Strings{"[plugins.io.containerd.grpc.v1.cri]",
                        "[plugins.io.containerd.grpc.v1.cri.registry]"}));
 }
+
+// A container-only profile names no CUDA repository: cuda-repo has nothing to do (it used to
+// block the whole plan, so such a profile needed `steps: {skip: [cuda-repo]}`).
+TEST_F(ContainerSteps, AProfileWithoutACudaRepositorySkipsCudaRepo) {
+    profile.repositories.erase("cuda");
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::skipped) << r.reason;
+    EXPECT_NE(r.reason.find("repositories.cuda"), std::string::npos) << r.reason;
+    EXPECT_TRUE(r.changes.empty());
+    EXPECT_EQ(run.check("container-toolkit").status, StepStatus::pending);
+}

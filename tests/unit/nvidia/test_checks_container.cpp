@@ -142,7 +142,9 @@ TEST(CheckContainerRun, ALocalCudaImageIsUsedWhenNoneIsNamed) {
 
     h.sys.on_command(kImageLs, answer_ok(""));
     const auto none = h.one("container.gpu-run");
-    EXPECT_TRUE(none.passed);
+    EXPECT_FALSE(none.passed); // a skipped run is never a pass...
+    EXPECT_TRUE(none.skipped);
+    EXPECT_FALSE(failed(none)); // ...nor a failure
     EXPECT_TRUE(starts_with(none.found, "skipped: no container.test_image"));
 
     h.sys.on_command(
@@ -159,6 +161,8 @@ TEST(CheckContainerRun, SkippedWithoutAGpuOrWithoutDocker) {
     h.facts.gpus.clear();
     const auto c = h.one("container.gpu-run");
     EXPECT_TRUE(starts_with(c.found, "skipped: no NVIDIA GPU"));
+    EXPECT_TRUE(c.skipped);
+    EXPECT_FALSE(c.passed);
     EXPECT_TRUE(h.sys.queries.empty() ||
                 std::none_of(h.sys.queries.begin(), h.sys.queries.end(),
                              [](const auto& a) { return a[0] == "docker"; }));
