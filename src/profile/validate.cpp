@@ -12,9 +12,9 @@ namespace gpuprov::profile_detail {
 namespace {
 
 const std::vector<std::string> k_step_ids = {
-    "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
-    "cuda-toolkit", "cudnn",      "nccl",      "tensorrt",   "infiniband", "container-toolkit",
-    "tuning",       "monitoring", "verify"};
+    "preflight",         "nouveau", "cuda-repo",  "driver",   "fabric-manager",
+    "cuda-toolkit",      "cudnn",   "nccl",       "tensorrt", "infiniband",
+    "container-toolkit", "tuning",  "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
 
@@ -273,12 +273,36 @@ RepositorySpec read_repository(const Reader& r, const std::string& name, const N
     const auto& url = r.required(n, path, "url");
     spec.url = r.scalar(url, path + ".url", "an https:// URL");
     check_url(spec.url, spec.allow_insecure, url.pos, path + ".url");
-    const auto& key_url = r.required(n, path, "key_url");
-    spec.key_url = r.scalar(key_url, path + ".key_url", "an https:// URL");
-    check_url(spec.key_url, spec.allow_insecure, key_url.pos, path + ".key_url");
-    const auto& fpr = r.required(n, path, "key_fingerprint");
+    const auto* key_url = get(n, "key_url");
+    const auto* fpr = get(n, "key_fingerprint");
+    if (key_url == nullptr && fpr == nullptr) {
+        // Unpinned: NVIDIA's key for the host's distro, from the version matrix
+        // (resolve_host_repo). Only NVIDIA's CUDA URL has one per distro; any other URL (a
+        // mirror re-signs with its own key) must say which key it trusts.
+        if (!Matrix::is_nvidia_cuda_repo(spec.url)) {
+            fail(n.key_pos,
+                 "'" + path + "' has no key_url and key_fingerprint; only NVIDIA's CUDA " +
+                     "repository (https://developer.download.nvidia.com/compute/cuda/repos/...) " +
+                     "gets NVIDIA's key for the host's distro from gpuprov's version matrix. " +
+                     "Pin the key that signs " + spec.url + ": add key_url and key_fingerprint");
+        }
+        return spec;
+    }
+    if (key_url == nullptr || fpr == nullptr) {
+        const bool has_url = key_url != nullptr;
+        fail((has_url ? key_url : fpr)->pos,
+             "'" + path + "." + (has_url ? "key_url" : "key_fingerprint") + "' without '" + path +
+                 "." + (has_url ? "key_fingerprint" : "key_url") +
+                 "': a key is trusted only with both (where to fetch it, and the fingerprint it " +
+                 "must have). Add " + (has_url ? "key_fingerprint" : "key_url") +
+                 (Matrix::is_nvidia_cuda_repo(spec.url)
+                      ? ", or remove both to use NVIDIA's key for the host's distro"
+                      : ""));
+    }
+    spec.key_url = r.scalar(*key_url, path + ".key_url", "an https:// URL");
+    check_url(spec.key_url, spec.allow_insecure, key_url->pos, path + ".key_url");
     spec.key_fingerprint = normalise_fingerprint(
-        r.scalar(fpr, path + ".key_fingerprint", "a 40-hex-digit key fingerprint"), fpr.pos,
+        r.scalar(*fpr, path + ".key_fingerprint", "a 40-hex-digit key fingerprint"), fpr->pos,
         path + ".key_fingerprint");
     return spec;
 }
@@ -495,8 +519,8 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
     r.expect_map(root, "",
                  {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
-                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager", "tuning",
-                  "monitoring", "steps"});
+                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager",
+                  "tuning", "monitoring", "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");

@@ -278,3 +278,33 @@ TEST(ElPlan, AToolkitWhosePostWasKilledGetsItsAlternativesBack) {
     host.sys.add_dir("/usr/local/cuda-12.6");
     EXPECT_TRUE(targets(run.check("cuda-toolkit"), Change::Kind::command).empty());
 }
+
+TEST(ElPlan, AUserProfilesPinWinsOverNvidiasKey) {
+    // A site profile extending cv-train points cuda at its re-signed mirror with its own key.
+    ElHost host("rocky-9");
+    auto profile = load_profile_text("name: site\nextends: cv-train\nrepositories:\n  cuda:\n"
+                                     "    url: https://mirror.test/cuda/{distro}/{arch}/\n"
+                                     "    key_url: " +
+                                         kKeyUrl + "\n    key_fingerprint: " + fingerprint() + "\n",
+                                     "site.yaml", matrix());
+    profile.host = {};
+    StepRunner run(host.sys, profile);
+    const auto plan = run.plan();
+    const auto cuda = std::find_if(plan.repositories.begin(), plan.repositories.end(),
+                                   [](const ResolvedRepo& r) { return r.name == "cuda"; });
+    ASSERT_NE(cuda, plan.repositories.end());
+    EXPECT_EQ(cuda->url, kElCudaUrl);
+    EXPECT_EQ(cuda->key_url, kKeyUrl);
+    EXPECT_EQ(cuda->key_fingerprint, fingerprint());
+    EXPECT_EQ(cuda->key_source, "pinned by the profile");
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(
+        contains(r.changes.at(0).detail, "OpenPGP key " + fingerprint() + " from " + kKeyUrl +
+                                             " (fingerprint checked; pinned by the profile)"))
+        << r.changes.at(0).detail;
+    // NVIDIA's key file was never asked for.
+    for (const auto& url : host.sys.urls_fetched) {
+        EXPECT_FALSE(contains(url, "D42D0685")) << url;
+    }
+}
