@@ -85,8 +85,13 @@ if command -v rpmbuild >/dev/null; then
         # Opened with dlopen (src/system/http_curl.cpp), so rpm's automatic requires miss it.
         printf 'Requires: libcurl.so.4()(64bit)\n\n'
         printf '%%description\ngpuprov turns a fresh server into a working, verified NVIDIA GPU machine.\n\n'
-        printf '%%files\n/usr/bin/gpuprov\n/usr/share/man/man1/gpuprov.1.gz\n/usr/share/bash-completion/completions/gpuprov\n'
-        printf '/usr/share/zsh/vendor-completions/_gpuprov\n%%config(noreplace) /etc/logrotate.d/gpuprov\n/usr/share/doc/gpuprov\n'
+        # Every file of the install tree, as in the .deb (a hand-written list went stale and made
+        # rpmbuild refuse "Installed (but unpackaged) file(s)"); /etc files are configuration
+        # (the .deb's conffiles); the directories that are gpuprov's own are owned.
+        printf '%%files\n'
+        (cd "$root" && find . -mindepth 1 -type d \( -name '*gpuprov*' -o -path '*gpuprov*/*' \) \
+            -printf '%%dir /%P\n' | LC_ALL=C sort)
+        (cd "$root" && find . -type f -printf '/%P\n' | LC_ALL=C sort) | sed 's|^/etc/|%config(noreplace) /etc/|'
     } >"$stage/rpm/gpuprov.spec"
     rpmbuild -bb --quiet --buildroot "$root" --define "_topdir $stage/rpm" \
         --define "_rpmdir $out" --define '_build_id_links none' "$stage/rpm/gpuprov.spec" >/dev/null 2>&1 &&
