@@ -189,6 +189,21 @@ build_package() {
     pass "built $(basename "$DEB")${RPM:+ and $(basename "$RPM")}"
 }
 
+# assert_package_files: what the installed package (.deb or .rpm) puts in the root: the binary in
+# /usr/bin (none under /usr/local), a man page that renders, bash and zsh completion, logrotate's
+# configuration and the Prometheus rules.
+assert_package_files() {
+    assert_file "the binary" "$ROOT/usr/bin/gpuprov"
+    assert_no_file "nothing under /usr/local" "$ROOT/usr/local/bin/gpuprov"
+    assert_file "the man page" "$ROOT/usr/share/man/man1/gpuprov.1.gz"
+    check "the man page renders (gpuprov(1), EXIT STATUS)" bash -c \
+        "zcat '$ROOT/usr/share/man/man1/gpuprov.1.gz' | groff -man -Tascii -P-cbou 2>/dev/null | grep -q 'EXIT STATUS'"
+    assert_file "bash completion" "$ROOT/usr/share/bash-completion/completions/gpuprov"
+    assert_file "zsh completion" "$ROOT/usr/share/zsh/vendor-completions/_gpuprov"
+    assert_grep "logrotate configuration for the log" '^/var/log/gpuprov.log \{' "$ROOT/etc/logrotate.d/gpuprov"
+    assert_file "Prometheus alert rules" "$ROOT/usr/share/gpuprov/prometheus/gpuprov-alerts.yml"
+}
+
 # apply_killed_in_slow_script: runs apply with /tmp/e2e-slow set, so cuda-toolkit-12-4's install
 # script announces itself and sleeps 8 s, and SIGKILLs every process in the root (gpuprov, the
 # package manager, the script) while it sleeps.

@@ -24,14 +24,7 @@ else
     fail "dnf install of the .rpm: $(grep -E '^(Error|  - |Problem)' "$OUT/dnf-install.log" | head -n 8 | tr '\n' ';')"
 fi
 assert_eq "rpm -V gpuprov: every file as packaged" "" "$(in_root "$ROOT" 30 rpm -V gpuprov 2>&1)"
-assert_file "the binary" "$ROOT/usr/bin/gpuprov"
-assert_no_file "nothing under /usr/local" "$ROOT/usr/local/bin/gpuprov"
-assert_file "the man page" "$ROOT/usr/share/man/man1/gpuprov.1.gz"
-check "the man page renders (gpuprov(1), EXIT STATUS)" bash -c \
-    "zcat '$ROOT/usr/share/man/man1/gpuprov.1.gz' | groff -man -Tascii -P-cbou 2>/dev/null | grep -q 'EXIT STATUS'"
-assert_file "bash completion" "$ROOT/usr/share/bash-completion/completions/gpuprov"
-assert_file "zsh completion" "$ROOT/usr/share/zsh/vendor-completions/_gpuprov"
-assert_grep "logrotate configuration for the log" '^/var/log/gpuprov.log \{' "$ROOT/etc/logrotate.d/gpuprov"
+assert_package_files
 assert_eq "rpm owns the binary" gpuprov "$(in_root "$ROOT" 10 rpm -qf --qf '%{NAME}\n' /usr/bin/gpuprov 2>&1)"
 out=$(in_root "$ROOT" 10 /usr/bin/gpuprov --version 2>&1 || true)
 assert_grep "/usr/bin/gpuprov --version" '^gpuprov [0-9]+\.[0-9]+\.[0-9]+$' <(printf '%s\n' "$out")
