@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Builds gpuprov_<version>_<arch>.deb from the tree `cmake --install` lays out (binary, man page,
-# bash/zsh completion, logrotate, Prometheus alert rules, Grafana dashboard, docs), with the
-# runtime dependencies dpkg-shlibdeps computes from the binary itself plus libcurl (opened at
-# run time). And gpuprov-<version>-1.<arch>.rpm
+# bash/zsh completion, logrotate, docs), with the runtime dependencies dpkg-shlibdeps computes
+# from the binary itself plus libcurl (opened at run time). And gpuprov-<version>-1.<arch>.rpm
 # from the same tree when rpmbuild is installed (Debian's `rpm` package). The binary is the
 # release build (scripts/build.sh --release), checked by scripts/check-portable.sh: one package
 # for every supported distro. e2e 17 holds the .deb to lintian (no error or warning).
@@ -86,13 +85,21 @@ if command -v rpmbuild >/dev/null; then
         # Opened with dlopen (src/system/http_curl.cpp), so rpm's automatic requires miss it.
         printf 'Requires: libcurl.so.4()(64bit)\n\n'
         printf '%%description\ngpuprov turns a fresh server into a working, verified NVIDIA GPU machine.\n\n'
-        printf '%%files\n/usr/bin/gpuprov\n/usr/share/man/man1/gpuprov.1.gz\n/usr/share/bash-completion/completions/gpuprov\n'
-        printf '/usr/share/zsh/vendor-completions/_gpuprov\n%%config(noreplace) /etc/logrotate.d/gpuprov\n/usr/share/doc/gpuprov\n'
-        # The alert rules and the Grafana dashboard (docs/metrics.md).
-        printf '/usr/share/gpuprov\n'
+        # Every file of the install tree, as in the .deb (a hand-written list went stale and made
+        # rpmbuild refuse "Installed (but unpackaged) file(s)"); /etc files are configuration
+        # (the .deb's conffiles); the directories that are gpuprov's own are owned.
+        printf '%%files\n'
+        (cd "$root" && find . -mindepth 1 -type d \( -name '*gpuprov*' -o -path '*gpuprov*/*' \) \
+            -printf '%%dir /%P\n' | LC_ALL=C sort)
+        (cd "$root" && find . -type f -printf '/%P\n' | LC_ALL=C sort) | sed 's|^/etc/|%config(noreplace) /etc/|'
     } >"$stage/rpm/gpuprov.spec"
-    rpmbuild -bb --quiet --buildroot "$root" --define "_topdir $stage/rpm" \
-        --define "_rpmdir $out" --define '_build_id_links none' "$stage/rpm/gpuprov.spec" >/dev/null 2>&1 &&
-        find "$out" -name "gpuprov-${version}-1.*.rpm" -newer "$stage/debian/control" -print ||
-        echo "package.sh: rpmbuild failed; no .rpm" >&2
+    # A failure is fatal: a mere warning here once hid a stale file list, and no .rpm was built.
+    if ! rpmbuild -bb --quiet --buildroot "$root" --define "_topdir $stage/rpm" \
+        --define "_rpmdir $out" --define '_build_id_links none' "$stage/rpm/gpuprov.spec" \
+        >"$stage/rpmbuild.log" 2>&1; then
+        echo "package.sh: rpmbuild failed:" >&2
+        tail -n 20 "$stage/rpmbuild.log" >&2
+        exit 1
+    fi
+    find "$out" -name "gpuprov-${version}-1.*.rpm" -newer "$stage/debian/control" -print
 fi

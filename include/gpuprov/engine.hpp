@@ -29,6 +29,9 @@ struct Plan {
     std::string profile; ///< profile name
     std::string profile_source;
     std::vector<PlannedStep> steps; ///< every step, in the design's order
+    /// The profile's repositories as this host uses them: URL, and the key trusted for each
+    /// with where it comes from (the profile's pin or NVIDIA's key for the distro).
+    std::vector<ResolvedRepo> repositories;
     /// The package transactions apply runs, as apt resolves them (resolve_transactions).
     std::vector<PlannedTransaction> transactions;
     [[nodiscard]] bool blocked() const;
@@ -76,7 +79,7 @@ void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
 class LiveRepoProvider final : public RepoProvider {
 public:
     LiveRepoProvider(System& sys, const Profile& profile, const HostFacts& facts,
-                     std::string cache_dir);
+                     const Matrix& matrix, std::string cache_dir);
     [[nodiscard]] const RepoState& repo(const std::string& name) const override;
     [[nodiscard]] std::optional<std::string>
     known_inrelease(const std::string& name) const override;
@@ -85,6 +88,7 @@ private:
     System& m_sys;
     const Profile& m_profile;
     const HostFacts& m_facts;
+    const Matrix& m_matrix; ///< NVIDIA's key for the host's distro (resolve_host_repo)
     std::string m_cache_dir;
 
 public:

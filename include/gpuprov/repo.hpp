@@ -15,6 +15,9 @@
 
 namespace gpuprov {
 
+struct HostFacts;
+class Matrix;
+
 /// An OpenPGP public key block as it arrives from key_url.
 struct OpenPgpKey {
     std::string fingerprint; ///< primary key v4 fingerprint, 40 upper-case hex digits
@@ -40,6 +43,10 @@ struct ResolvedRepo {
     std::string url; ///< ends with '/'
     std::string key_url;
     std::string key_fingerprint;
+    /// Where key_url and key_fingerprint come from: "pinned by the profile", or NVIDIA's key for
+    /// the host's distro ("NVIDIA's D42D0685.pub (rhel9), from gpuprov's version matrix").
+    std::string key_source;
+    bool nvidia_key = false; ///< key_url and key_fingerprint are NVIDIA's, not the profile's pin
     bool allow_insecure = false;
 };
 
@@ -49,6 +56,15 @@ struct ResolvedRepo {
 [[nodiscard]] ResolvedRepo resolve_repo(const RepositorySpec& spec, const std::string& distro,
                                         const std::string& arch, const std::string& pkgarch,
                                         const std::string& pkgformat);
+/// The repository as this host uses it: resolve_repo with the host's distro and arches, and its
+/// signing key. A profile that pins key_url and key_fingerprint gets exactly its pin; one that
+/// pins neither (only allowed on NVIDIA's CUDA URL) gets the key NVIDIA documents for the host's
+/// distro from the version matrix: <url><key_file> with its fingerprint (D42D0685 on rhel8/9,
+/// 3bf863cc on Ubuntu/Debian). The one place a repository's key is decided. When the matrix
+/// knows no key for the distro, key_fingerprint stays empty (every key is then refused) and
+/// key_source says why.
+[[nodiscard]] ResolvedRepo resolve_host_repo(const RepositorySpec& spec, const HostFacts& facts,
+                                             const Matrix& matrix);
 /// "rpm" for the rhel family, "deb" otherwise.
 [[nodiscard]] std::string package_format(const std::string& family);
 

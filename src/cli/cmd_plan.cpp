@@ -83,7 +83,7 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
     const auto facts = detect_facts(sys, matrix);
     const RepoCacheDir cache(opts, sys);
     const auto& cache_dir = cache.path;
-    LiveRepoProvider repos(sys, profile, facts, cache_dir);
+    LiveRepoProvider repos(sys, profile, facts, matrix, cache_dir);
     // Units are rendered with the path apply gives them, whichever binary runs plan.
     const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
     auto plan = build_plan(ctx, sys, make_steps(), filter);

@@ -170,7 +170,7 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         // Every step's own checks (the repository's, nouveau's, monitoring's as well as the
         // NVIDIA ones), as apply's steps run them; the repository checks may need the index.
         const RepoCacheDir cache(opts, sys);
-        LiveRepoProvider repos(sys, profile, facts, cache.path);
+        LiveRepoProvider repos(sys, profile, facts, matrix, cache.path);
         const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
         const auto checks = verify_steps(ctx, sys, make_steps(), filter);
         const auto tests =

@@ -47,8 +47,14 @@ std::string host_line(const HostFacts& f) {
 } // namespace
 
 std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool color) {
-    std::string out = fmt::format("Plan for profile {} ({})\nHost: {}\n\n", plan.profile,
+    std::string out = fmt::format("Plan for profile {} ({})\nHost: {}\n", plan.profile,
                                   plan.profile_source, host_line(facts));
+    for (const auto& r : plan.repositories) {
+        out += fmt::format("Repository {}: {}\n  key {} from {} ({})\n", r.name, r.url,
+                           r.key_fingerprint.empty() ? "(none)" : r.key_fingerprint,
+                           r.key_url.empty() ? "(nowhere)" : r.key_url, r.key_source);
+    }
+    out += "\n";
     std::map<StepStatus, int> counts;
     int n = 0;
     for (const auto& s : plan.steps) {
@@ -171,9 +177,18 @@ nlohmann::json plan_to_json(const Plan& plan, const HostFacts& facts) {
     // The main transaction (the last; a kernel-headers one may come first) also at
     // "transaction", for scripts.
     json main = transactions.empty() ? json(nullptr) : transactions.back();
+    json repositories = json::array();
+    for (const auto& r : plan.repositories) {
+        repositories.push_back({{"name", r.name},
+                                {"url", r.url},
+                                {"key_url", r.key_url},
+                                {"key_fingerprint", r.key_fingerprint},
+                                {"key_source", r.key_source}});
+    }
     return {{"profile", plan.profile},
             {"profile_source", plan.profile_source},
             {"host", facts_to_json(facts)},
+            {"repositories", repositories},
             {"steps", steps},
             {"transactions", transactions},
             {"transaction", main},

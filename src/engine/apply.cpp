@@ -24,7 +24,7 @@ public:
         Reporter& rep)
         : m_sys(sys), m_profile(profile), m_matrix(matrix), m_opt(opt), m_rep(rep),
           m_facts(detect_facts(sys, matrix)), m_pm(make_package_manager(m_facts)),
-          m_repos(sys, profile, m_facts, default_repo_cache_dir(sys)),
+          m_repos(sys, profile, m_facts, matrix, default_repo_cache_dir(sys)),
           m_ctx{profile, m_facts, matrix, m_repos, units_gpuprov_path(sys)}, m_steps(make_steps()) {
     }
 

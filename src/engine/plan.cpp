@@ -59,6 +59,11 @@ Plan build_plan(const StepContext& ctx, const System& sys,
     Plan plan;
     plan.profile = ctx.profile.name;
     plan.profile_source = ctx.profile.source;
+    if (!ctx.facts.os.repo_slug.empty()) {
+        for (const auto& [name, spec] : ctx.profile.repositories) {
+            plan.repositories.push_back(resolve_host_repo(spec, ctx.facts, ctx.matrix));
+        }
+    }
     // Every step is checked even after a blocked one: a change review wants the whole picture,
     // and apply stops at the first blocked step anyway.
     bool changes_before = false;

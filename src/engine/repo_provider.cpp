@@ -11,8 +11,9 @@ constexpr std::chrono::seconds kIndexMaxAge{15 * 60};
 } // namespace
 
 LiveRepoProvider::LiveRepoProvider(System& sys, const Profile& profile, const HostFacts& facts,
-                                   std::string cache_dir)
-    : m_sys(sys), m_profile(profile), m_facts(facts), m_cache_dir(std::move(cache_dir)) {}
+                                   const Matrix& matrix, std::string cache_dir)
+    : m_sys(sys), m_profile(profile), m_facts(facts), m_matrix(matrix),
+      m_cache_dir(std::move(cache_dir)) {}
 
 const RepoState& LiveRepoProvider::repo(const std::string& name) const {
     if (const auto it = m_loaded.find(name); it != m_loaded.end()) {
@@ -25,8 +26,12 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
     } else if (m_facts.os.repo_slug.empty()) {
         state.error = "this OS has no NVIDIA repository";
     } else {
-        state.repo = resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch,
-                                  m_facts.pkg_arch, package_format(m_facts.os.family));
+        state.repo = resolve_host_repo(spec->second, m_facts, m_matrix);
+        if (state.repo.key_fingerprint.empty()) {
+            state.error = fmt::format("no signing key to trust ({})", state.repo.key_source);
+        }
+    }
+    if (state.error.empty()) {
         try {
             // rpm-md (repomd.xml + primary) on the rhel family, InRelease + Packages elsewhere.
             auto loaded = m_facts.os.family == "rhel"
@@ -55,8 +60,7 @@ std::optional<std::string> LiveRepoProvider::known_inrelease(const std::string& 
     if (spec == m_profile.repositories.end() || m_facts.os.repo_slug.empty()) {
         return std::nullopt;
     }
-    const auto resolved = resolve_repo(spec->second, m_facts.os.repo_slug, m_facts.repo_arch,
-                                       m_facts.pkg_arch, package_format(m_facts.os.family));
+    const auto resolved = resolve_host_repo(spec->second, m_facts, m_matrix);
     return cached_inrelease(m_sys, resolved, m_cache_dir);
 }
 

@@ -253,7 +253,8 @@ void check_nvidia_repo_keys(const Profile& p, const Matrix& matrix) {
         } else if (Matrix::is_nvidia_container_repo(spec.url)) {
             allowed = {matrix.container_key_fingerprint()};
         }
-        if (allowed.empty() ||
+        // No pin: NVIDIA's key for the host's distro is used (resolve_host_repo).
+        if (allowed.empty() || spec.key_fingerprint.empty() ||
             std::find(allowed.begin(), allowed.end(), spec.key_fingerprint) != allowed.end()) {
             continue;
         }

@@ -273,12 +273,36 @@ RepositorySpec read_repository(const Reader& r, const std::string& name, const N
     const auto& url = r.required(n, path, "url");
     spec.url = r.scalar(url, path + ".url", "an https:// URL");
     check_url(spec.url, spec.allow_insecure, url.pos, path + ".url");
-    const auto& key_url = r.required(n, path, "key_url");
-    spec.key_url = r.scalar(key_url, path + ".key_url", "an https:// URL");
-    check_url(spec.key_url, spec.allow_insecure, key_url.pos, path + ".key_url");
-    const auto& fpr = r.required(n, path, "key_fingerprint");
+    const auto* key_url = get(n, "key_url");
+    const auto* fpr = get(n, "key_fingerprint");
+    if (key_url == nullptr && fpr == nullptr) {
+        // Unpinned: NVIDIA's key for the host's distro, from the version matrix
+        // (resolve_host_repo). Only NVIDIA's CUDA URL has one per distro; any other URL (a
+        // mirror re-signs with its own key) must say which key it trusts.
+        if (!Matrix::is_nvidia_cuda_repo(spec.url)) {
+            fail(n.key_pos,
+                 "'" + path + "' has no key_url and key_fingerprint; only NVIDIA's CUDA " +
+                     "repository (https://developer.download.nvidia.com/compute/cuda/repos/...) " +
+                     "gets NVIDIA's key for the host's distro from gpuprov's version matrix. " +
+                     "Pin the key that signs " + spec.url + ": add key_url and key_fingerprint");
+        }
+        return spec;
+    }
+    if (key_url == nullptr || fpr == nullptr) {
+        const bool has_url = key_url != nullptr;
+        fail((has_url ? key_url : fpr)->pos,
+             "'" + path + "." + (has_url ? "key_url" : "key_fingerprint") + "' without '" + path +
+                 "." + (has_url ? "key_fingerprint" : "key_url") +
+                 "': a key is trusted only with both (where to fetch it, and the fingerprint it " +
+                 "must have). Add " + (has_url ? "key_fingerprint" : "key_url") +
+                 (Matrix::is_nvidia_cuda_repo(spec.url)
+                      ? ", or remove both to use NVIDIA's key for the host's distro"
+                      : ""));
+    }
+    spec.key_url = r.scalar(*key_url, path + ".key_url", "an https:// URL");
+    check_url(spec.key_url, spec.allow_insecure, key_url->pos, path + ".key_url");
     spec.key_fingerprint = normalise_fingerprint(
-        r.scalar(fpr, path + ".key_fingerprint", "a 40-hex-digit key fingerprint"), fpr.pos,
+        r.scalar(*fpr, path + ".key_fingerprint", "a 40-hex-digit key fingerprint"), fpr->pos,
         path + ".key_fingerprint");
     return spec;
 }

@@ -63,8 +63,11 @@ Checked<OpenPgpKey> checked_key(std::string_view data, const ResolvedRepo& repo,
         return {std::nullopt, fmt::format("key at {} refused: {}", where, parsed.error)};
     }
     if (parsed.key->fingerprint != repo.key_fingerprint) {
-        return {std::nullopt, fmt::format("key at {} has fingerprint {}, profile pins {}", where,
-                                          parsed.key->fingerprint, repo.key_fingerprint)};
+        return {std::nullopt,
+                fmt::format("key at {} has fingerprint {}, {}", where, parsed.key->fingerprint,
+                            repo.nvidia_key ? fmt::format("expected {} ({})", repo.key_fingerprint,
+                                                          repo.key_source)
+                                            : "profile pins " + repo.key_fingerprint)};
     }
     return {std::move(parsed.key), {}};
 }

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cctype>
+#include <gpuprov/facts.hpp>
+#include <gpuprov/matrix.hpp>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -46,6 +48,34 @@ ResolvedRepo resolve_repo(const RepositorySpec& spec, const std::string& distro,
     r.key_url = fill(spec.key_url, distro, arch, pkgarch, pkgformat);
     r.key_fingerprint = normalise_fingerprint(spec.key_fingerprint);
     r.allow_insecure = spec.allow_insecure;
+    return r;
+}
+
+ResolvedRepo resolve_host_repo(const RepositorySpec& spec, const HostFacts& facts,
+                               const Matrix& matrix) {
+    auto r = resolve_repo(spec, facts.os.repo_slug, facts.repo_arch, facts.pkg_arch,
+                          package_format(facts.os.family));
+    if (!spec.key_fingerprint.empty()) {
+        r.key_source = "pinned by the profile";
+        return r;
+    }
+    // Only NVIDIA's CUDA repositories have a key per distro in the matrix.
+    const auto* distro =
+        Matrix::is_nvidia_cuda_repo(spec.url) ? matrix.distro(facts.os.repo_slug) : nullptr;
+    if (distro == nullptr) {
+        r.key_source = "none: the profile pins no key and gpuprov's version matrix has no NVIDIA "
+                       "key for " +
+                       r.url + " on " +
+                       (facts.os.repo_slug.empty() ? "this OS" : facts.os.repo_slug);
+        return r;
+    }
+    // NVIDIA's .repo file and install guides fetch the key from beside the repository
+    // (nvidia-facts.md §2.1: gpgkey=.../repos/rhel9/x86_64/D42D0685.pub).
+    r.key_url = r.url + distro->key_file;
+    r.key_fingerprint = distro->key_fingerprint;
+    r.nvidia_key = true;
+    r.key_source =
+        "NVIDIA's " + distro->key_file + " (" + distro->slug + "), from gpuprov's version matrix";
     return r;
 }
 

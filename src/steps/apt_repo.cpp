@@ -59,16 +59,15 @@ AptRepoPlacement apt_repo_placement(const StepContext& ctx, const System& sys,
     if (spec == ctx.profile.repositories.end()) {
         return out;
     }
-    const auto url = resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
-                                  ctx.facts.pkg_arch, package_format(ctx.facts.os.family))
-                         .url;
+    const auto repo = resolve_host_repo(spec->second, ctx.facts, ctx.matrix);
+    const auto& url = repo.url;
     const auto foreign = foreign_apt_source(sys, url, out.files.source);
     if (!foreign) {
         return out;
     }
     const auto where = fmt::format("{}:{}", foreign->file, foreign->line);
     if (!foreign->signed_by.empty() && foreign->signed_by.front() == '/' &&
-        keyring_ok(sys, foreign->signed_by, spec->second.key_fingerprint)) {
+        keyring_ok(sys, foreign->signed_by, repo.key_fingerprint)) {
         // Another package (NVIDIA's cuda-keyring) already trusts exactly the pinned key for
         // this URL: use its source and key rather than write a second entry apt would refuse.
         out.files = {foreign->signed_by, foreign->file};
@@ -83,7 +82,7 @@ AptRepoPlacement apt_repo_placement(const StepContext& ctx, const System& sys,
         where, url,
         foreign->signed_by.empty() ? std::string("no Signed-By")
                                    : "Signed-By " + foreign->signed_by,
-        spec->second.key_fingerprint, foreign->file);
+        repo.key_fingerprint, foreign->file);
     return out;
 }
 
@@ -104,9 +103,8 @@ bool apt_repo_in_place(const StepContext& ctx, const System& sys, const std::str
         return !sys.exists(apt_repo_files(repo_name).source);
     }
     const auto& files = placement.files;
-    const auto resolved = resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
-                                       ctx.facts.pkg_arch, package_format(ctx.facts.os.family));
-    return keyring_ok(sys, files.keyring, spec->second.key_fingerprint) &&
+    const auto resolved = resolve_host_repo(spec->second, ctx.facts, ctx.matrix);
+    return keyring_ok(sys, files.keyring, resolved.key_fingerprint) &&
            file_matches(sys,
                         {files.source, deb822_source(resolved, files.keyring, ctx.profile.name)});
 }
@@ -119,8 +117,7 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
         st.why = fmt::format("the profile defines no '{}' repository", repo_name);
         return st;
     }
-    const auto repo = resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
-                                   ctx.facts.pkg_arch, package_format(ctx.facts.os.family));
+    const auto repo = resolve_host_repo(spec->second, ctx.facts, ctx.matrix);
     // NVIDIA's repositories are flat (Suites: /): apt fetches URI + "InRelease" and
     // URI + "Packages" and keeps each under its mangled URI.
     const auto prefix = apt_list_name(repo.url);
@@ -170,19 +167,25 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
 
 void check_apt_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
                     CheckResult& r) {
-    // NVIDIA's own URL signed by another key: the profile's fingerprint is wrong for this
-    // host's distro (rhel uses D42D0685, Ubuntu/Debian 3bf863cc), decided before any download.
+    // NVIDIA's own URL with a pinned key NVIDIA does not sign it with for this host's distro
+    // (rhel uses D42D0685, Ubuntu/Debian 3bf863cc), decided before any download. A profile
+    // without a pin gets NVIDIA's key for the distro (resolve_host_repo).
     if (const auto spec = ctx.profile.repositories.find(repo_name);
-        spec != ctx.profile.repositories.end()) {
+        spec != ctx.profile.repositories.end() && !spec->second.key_fingerprint.empty()) {
         const auto want = ctx.matrix.nvidia_repo_key(spec->second.url, ctx.facts.os.repo_slug);
         if (want && want->fingerprint != spec->second.key_fingerprint) {
             r.status = StepStatus::blocked;
             r.reason = fmt::format(
                 "repositories.{}.key_fingerprint is {}, but NVIDIA signs {} with {} ({}, from "
-                "gpuprov's version matrix); set key_fingerprint to {}, or point url at the mirror "
-                "that signs with {}",
+                "gpuprov's version matrix); {}set key_fingerprint to {}, or point url at the "
+                "mirror that signs with {}",
                 repo_name, spec->second.key_fingerprint, spec->second.url, want->fingerprint,
-                want->what, want->fingerprint, spec->second.key_fingerprint);
+                want->what,
+                Matrix::is_nvidia_cuda_repo(spec->second.url)
+                    ? "remove key_url and key_fingerprint to use NVIDIA's key for each host's "
+                      "distro, "
+                    : "",
+                want->fingerprint, spec->second.key_fingerprint);
             return;
         }
     }

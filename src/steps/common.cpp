@@ -229,10 +229,11 @@ void plan_repository_write(const StepContext& ctx, const System& sys, const std:
     if (r.status == StepStatus::satisfied) {
         r.status = StepStatus::pending;
     }
-    r.changes.push_back(Change{.kind = Change::Kind::file,
-                               .target = key_path,
-                               .detail = fmt::format("OpenPGP key {} from {} (fingerprint checked)",
-                                                     state.key->fingerprint, state.repo.key_url)});
+    r.changes.push_back(Change{
+        .kind = Change::Kind::file,
+        .target = key_path,
+        .detail = fmt::format("OpenPGP key {} from {} (fingerprint checked; {})",
+                              state.key->fingerprint, state.repo.key_url, state.repo.key_source)});
     const auto file = config(state);
     r.changes.push_back(file_change(sys, file));
     r.changes.push_back(

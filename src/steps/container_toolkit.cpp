@@ -27,9 +27,7 @@ std::string wrong_layout(const StepContext& ctx, const PackageNames& names) {
         !Matrix::is_nvidia_container_repo(spec->second.url)) {
         return {};
     }
-    const auto url = resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
-                                  ctx.facts.pkg_arch, package_format(ctx.facts.os.family))
-                         .url;
+    const auto url = resolve_host_repo(spec->second, ctx.facts, ctx.matrix).url;
     const auto path = expand_package_name(
         names.container_repo_path, {.arch = ctx.facts.repo_arch, .pkgarch = ctx.facts.pkg_arch});
     if (url.size() >= path.size() &&

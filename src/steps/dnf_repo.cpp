@@ -33,8 +33,7 @@ std::optional<ResolvedRepo> resolved(const StepContext& ctx, const std::string& 
     if (spec == ctx.profile.repositories.end()) {
         return std::nullopt;
     }
-    return resolve_repo(spec->second, ctx.facts.os.repo_slug, ctx.facts.repo_arch,
-                        ctx.facts.pkg_arch, package_format(ctx.facts.os.family));
+    return resolve_host_repo(spec->second, ctx.facts, ctx.matrix);
 }
 
 bool key_ok(const System& sys, const std::string& path, const std::string& fingerprint) {

@@ -172,16 +172,38 @@ kill_procs_in_root() {
     wait_for 10 "processes in $ROOT to exit" test -z "$(procs_in_root)"
 }
 
-# build_package: scripts/package.sh's .deb, built into $E2E_WORK/package; sets DEB (a failed
-# build fails and ends the scenario).
+# build_package: scripts/package.sh's .deb and .rpm, built into $E2E_WORK/package once per run
+# (17, 23 and 39 share it: the same tree gives the same package); sets DEB and RPM (empty when
+# rpmbuild made none; a failed build fails and ends the scenario).
 build_package() {
     local pkgdir=$E2E_WORK/package
-    if ! "$REPO_ROOT/scripts/package.sh" "$pkgdir" >"$OUT/package.log" 2>&1; then
+    if [[ -f "$pkgdir/.built" ]]; then
+        log "reusing the package this run built ($(cat "$pkgdir/.built"))"
+    elif "$REPO_ROOT/scripts/package.sh" "$pkgdir" >"$OUT/package.log" 2>&1; then
+        printf '%s\n' "$SCENARIO" >"$pkgdir/.built"
+    else
         fail "scripts/package.sh failed: $(tail -n 5 "$OUT/package.log")"
         scenario_end
     fi
     DEB=$(ls "$pkgdir"/gpuprov_*.deb | head -n 1)
-    pass "built $(basename "$DEB")"
+    RPM=$(find "$pkgdir" -name 'gpuprov-*.rpm' | head -n 1)
+    pass "built $(basename "$DEB")${RPM:+ and $(basename "$RPM")}"
+}
+
+# assert_package_files: what the installed package (.deb or .rpm) puts in the root: the binary in
+# /usr/bin (none under /usr/local), a man page that renders, bash and zsh completion, logrotate's
+# configuration, the Prometheus rules and the Grafana dashboard.
+assert_package_files() {
+    assert_file "the binary" "$ROOT/usr/bin/gpuprov"
+    assert_no_file "nothing under /usr/local" "$ROOT/usr/local/bin/gpuprov"
+    assert_file "the man page" "$ROOT/usr/share/man/man1/gpuprov.1.gz"
+    check "the man page renders (gpuprov(1), EXIT STATUS)" bash -c \
+        "zcat '$ROOT/usr/share/man/man1/gpuprov.1.gz' | groff -man -Tascii -P-cbou 2>/dev/null | grep -q 'EXIT STATUS'"
+    assert_file "bash completion" "$ROOT/usr/share/bash-completion/completions/gpuprov"
+    assert_file "zsh completion" "$ROOT/usr/share/zsh/vendor-completions/_gpuprov"
+    assert_grep "logrotate configuration for the log" '^/var/log/gpuprov.log \{' "$ROOT/etc/logrotate.d/gpuprov"
+    assert_file "Prometheus alert rules" "$ROOT/usr/share/gpuprov/prometheus/gpuprov-alerts.yml"
+    assert_file "Grafana dashboard" "$ROOT/usr/share/gpuprov/grafana/gpuprov-dashboard.json"
 }
 
 # apply_killed_in_slow_script: runs apply with /tmp/e2e-slow set, so cuda-toolkit-12-4's install

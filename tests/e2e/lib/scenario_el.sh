@@ -138,3 +138,47 @@ assert_el_converged() {
     assert_eq "journal result" "done" "$(journal_result)"
     assert_no_tmp_files
 }
+
+# el_announce_libs: tells the root's rpm database about the shared libraries an EL host's glibc,
+# libgcc and libcurl rpms provide, so a package with automatic requires (gpuprov's .rpm) installs
+# with dnf's own dependency check. The provides are the root's real libraries' (rpm's elfdeps),
+# with every symbol version newer than the EL release's toolchain dropped: RHEL 9 ships glibc 2.34
+# and GCC 11, RHEL 8 glibc 2.28 and GCC 8 (Red Hat's "Considerations in adopting RHEL 9/8"). A
+# binary that needs a newer GLIBC_/GCC_ version than the EL host has cannot install, as on EL.
+el_announce_libs() {
+    local glibc gcc
+    case "$EL_MAJOR" in
+        8) glibc=2.28 gcc=8.99 ;;
+        9) glibc=2.34 gcc=11.99 ;;
+    esac
+    local lib provides=() p
+    for lib in /lib/x86_64-linux-gnu/{libc.so.6,libm.so.6,libpthread.so.0,libdl.so.2,librt.so.1,libgcc_s.so.1} \
+        /lib64/ld-linux-x86-64.so.2 /usr/lib/x86_64-linux-gnu/libcurl.so.4; do
+        p=$(in_root "$ROOT" 5 readlink -f "$lib" || true)
+        [[ -n "$p" && -f "$ROOT$p" ]] || die "el_announce_libs: the root has no $lib"
+        mapfile -t -O "${#provides[@]}" provides < <(/usr/lib/rpm/elfdeps --provides "$ROOT$p")
+    done
+    local spec=$E2E_WORK/e2e-el-libs-$SCENARIO
+    rm -rf "$spec" && mkdir -p "$spec"
+    {
+        printf 'Name: e2e-el-libs\nVersion: 1.0\nRelease: 1.el%s\nLicense: none\nBuildArch: x86_64\n' "$EL_MAJOR"
+        printf 'Summary: gpuprov e2e: the root'"'"'s shared libraries as EL %s'"'"'s rpms provide them\n' "$EL_MAJOR"
+        printf 'Provides: rtld(GNU_HASH)\n'
+        printf '%s\n' "${provides[@]}" | LC_ALL=C sort -u | "$E2E_PYTHON" -c '
+import re, sys
+glibc, gcc = (tuple(int(x) for x in v.split(".")) for v in sys.argv[1:3])
+for line in sys.stdin:
+    p = line.strip()
+    m = re.search(r"\((GLIBC|GCC)_([0-9.]+)\)", p)
+    if m and tuple(int(x) for x in m.group(2).split(".")) > (glibc if m.group(1) == "GLIBC" else gcc):
+        continue
+    print("Provides: " + p)
+' "$glibc" "$gcc"
+        printf '\n%%description\nNo files: dependency information only.\n\n%%files\n'
+    } >"$spec/e2e-el-libs.spec"
+    rpmbuild -bb --quiet --define "_topdir $spec" --define "_rpmdir $spec" "$spec/e2e-el-libs.spec" \
+        >"$OUT/e2e-el-libs.log" 2>&1 || die "el_announce_libs: rpmbuild failed ($OUT/e2e-el-libs.log)"
+    cp "$spec"/x86_64/e2e-el-libs-*.rpm "$ROOT/tmp/e2e-el-libs.rpm"
+    in_root "$ROOT" 60 rpm -i --force-debian /tmp/e2e-el-libs.rpm || die "el_announce_libs: rpm -i failed"
+    rm -f "$ROOT/tmp/e2e-el-libs.rpm"
+}

@@ -19,16 +19,7 @@ cp "$deb" "$ROOT/root/"
 sed -i '\|/usr/share/man|d' "$ROOT/etc/dpkg/dpkg.cfg.d/01-e2e-slim"
 check "apt installs the .deb" in_root "$ROOT" 120 apt-get -q -y install "/root/$(basename "$deb")"
 check "dpkg --audit is clean after the install" test -z "$(dpkg_audit)"
-assert_file "the binary" "$ROOT/usr/bin/gpuprov"
-assert_no_file "nothing under /usr/local" "$ROOT/usr/local/bin/gpuprov"
-assert_file "the man page" "$ROOT/usr/share/man/man1/gpuprov.1.gz"
-check "the man page renders (gpuprov(1), EXIT STATUS)" bash -c \
-    "zcat '$ROOT/usr/share/man/man1/gpuprov.1.gz' | groff -man -Tascii -P-cbou 2>/dev/null | grep -q 'EXIT STATUS'"
-assert_file "bash completion" "$ROOT/usr/share/bash-completion/completions/gpuprov"
-assert_file "zsh completion" "$ROOT/usr/share/zsh/vendor-completions/_gpuprov"
-assert_grep "logrotate configuration for the log" '^/var/log/gpuprov.log \{' "$ROOT/etc/logrotate.d/gpuprov"
-assert_file "Prometheus alert rules" "$ROOT/usr/share/gpuprov/prometheus/gpuprov-alerts.yml"
-assert_file "Grafana dashboard" "$ROOT/usr/share/gpuprov/grafana/gpuprov-dashboard.json"
+assert_package_files
 out=$(in_root "$ROOT" 10 gpuprov --version 2>&1 || true)
 assert_grep "gpuprov --version from /usr/bin" '^gpuprov [0-9]+\.[0-9]+\.[0-9]+$' <(printf '%s\n' "$out")
 

@@ -601,7 +601,7 @@ public:
     /// Any fake host (the EL fixture trees of test_el_plan.cpp).
     StepRunner(FakeSystem& sys, const Profile& profile)
         : m_sys(sys), m_profile(profile), m_facts(detect_facts(sys, matrix())),
-          m_repos(sys, m_profile, m_facts, kCacheDir), m_steps(make_steps()) {}
+          m_repos(sys, m_profile, m_facts, matrix(), kCacheDir), m_steps(make_steps()) {}
 
     [[nodiscard]] const StepContext& ctx() const { return m_ctx; }
     [[nodiscard]] const HostFacts& facts() const { return m_facts; }

@@ -300,3 +300,77 @@ TEST(ElPlan, TheDistroEnginesAreNotOnElAndTheFixSaysWhatIs) {
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "containerd.io")) << r.reason;
 }
+
+TEST(ElPlan, AUserProfilesPinWinsOverNvidiasKey) {
+    // A site profile extending cv-train points cuda at its re-signed mirror with its own key.
+    ElHost host("rocky-9");
+    auto profile = load_profile_text("name: site\nextends: cv-train\nrepositories:\n  cuda:\n"
+                                     "    url: https://mirror.test/cuda/{distro}/{arch}/\n"
+                                     "    key_url: " +
+                                         kKeyUrl + "\n    key_fingerprint: " + fingerprint() + "\n",
+                                     "site.yaml", matrix());
+    profile.host = {};
+    StepRunner run(host.sys, profile);
+    const auto plan = run.plan();
+    const auto cuda = std::find_if(plan.repositories.begin(), plan.repositories.end(),
+                                   [](const ResolvedRepo& r) { return r.name == "cuda"; });
+    ASSERT_NE(cuda, plan.repositories.end());
+    EXPECT_EQ(cuda->url, kElCudaUrl);
+    EXPECT_EQ(cuda->key_url, kKeyUrl);
+    EXPECT_EQ(cuda->key_fingerprint, fingerprint());
+    EXPECT_EQ(cuda->key_source, "pinned by the profile");
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(
+        contains(r.changes.at(0).detail, "OpenPGP key " + fingerprint() + " from " + kKeyUrl +
+                                             " (fingerprint checked; pinned by the profile)"))
+        << r.changes.at(0).detail;
+    // NVIDIA's key file was never asked for.
+    for (const auto& url : host.sys.urls_fetched) {
+        EXPECT_FALSE(contains(url, "D42D0685")) << url;
+    }
+}
+
+// driver.hold_kernel on EL: with the driver installed, `dnf versionlock add` locks the installed
+// kernel packages (dnf's installonly kernel set) beside the driver's closure, so `dnf update`
+// brings no kernel the module was not built for. Never a kernel package that is not installed;
+// nothing of the kernel without hold_kernel.
+TEST(ElPlan, HoldKernelVersionlocksTheInstalledKernelPackages) {
+    ElHost host("alma-9", true, "qa-el9-580-open.txt");
+    // The running kernel's packages (uname -r 5.14.0-570.12.1.el9_6.x86_64), as rpm -qa prints
+    // them.
+    std::string kernel_rpms;
+    for (const auto* n : {"kernel", "kernel-core", "kernel-modules", "kernel-modules-core"}) {
+        kernel_rpms +=
+            std::string("@@\t") + n + "\t(none)\t5.14.0\t570.12.1.el9_6\tx86_64\nP\t" + n + "\n";
+    }
+    host.sys.on_command_prefix({"rpm", "-qa", "--qf"}, [kernel_rpms](const Command&) {
+        return CommandResult{.out = read_fixture("cmd/rpm/qa-el9-580-open.txt") + kernel_rpms};
+    });
+    auto profile = builtin_on_mirror("sci-sim"); // 580 open, hold and hold_kernel
+    ASSERT_TRUE(profile.driver->hold_kernel);
+    const auto lock_command = [&](const Profile& p) {
+        StepRunner run(host.sys, p);
+        const auto r = run.check("driver");
+        EXPECT_NE(r.status, StepStatus::blocked) << r.reason;
+        std::string out;
+        for (const auto& c : r.changes) {
+            if (starts_with(c.target, "dnf versionlock add ")) {
+                out = c.target;
+            }
+        }
+        return out;
+    };
+    const auto with_kernel = lock_command(profile);
+    EXPECT_TRUE(contains(with_kernel, " nvidia-open")) << with_kernel;
+    EXPECT_TRUE(with_kernel.ends_with(" kernel kernel-core kernel-modules kernel-modules-core"))
+        << with_kernel;
+    EXPECT_FALSE(contains(with_kernel, "kernel-devel")) << with_kernel;
+    EXPECT_FALSE(contains(with_kernel, "kernel-headers")) << with_kernel;
+
+    profile.driver->hold_kernel = false;
+    const auto driver_only = lock_command(profile);
+    EXPECT_TRUE(contains(driver_only, " nvidia-open")) << driver_only;
+    EXPECT_FALSE(contains(driver_only, "kernel ")) << driver_only;
+    EXPECT_FALSE(driver_only.ends_with(" kernel-modules-core")) << driver_only;
+}

@@ -79,7 +79,7 @@ TEST_F(PlanTest, FreshHostPlanIsCompleteAndChangesNothing) {
 TEST_F(PlanTest, LiveRepositoriesWriteOnlyIntoGpuprovsCache) {
     TestHost host;
     const auto facts = host.facts();
-    LiveRepoProvider repos(host.sys, profile, facts, kCacheDir);
+    LiveRepoProvider repos(host.sys, profile, facts, matrix(), kCacheDir);
     const StepContext ctx{profile, facts, matrix(), repos};
     const auto p = build_plan(ctx, host.sys, make_steps(), {});
     EXPECT_EQ(of(p, "cuda-toolkit").installs.at(0).spec(), "cuda-toolkit-12-4=12.4.1-1");
@@ -172,9 +172,10 @@ TEST_F(PlanTest, ValidateStepIdsListsTheKnownIds) {
     } catch (const UsageError& e) {
         const std::string what = e.what();
         EXPECT_TRUE(contains(what, "'drivers'")) << what;
-        EXPECT_TRUE(contains(what, "preflight, nouveau, cuda-repo, driver, fabric-manager, "
-                                   "cuda-toolkit, cudnn, nccl, tensorrt, infiniband, container-toolkit, tuning, "
-                                   "monitoring, verify"))
+        EXPECT_TRUE(contains(
+            what, "preflight, nouveau, cuda-repo, driver, fabric-manager, "
+                  "cuda-toolkit, cudnn, nccl, tensorrt, infiniband, container-toolkit, tuning, "
+                  "monitoring, verify"))
             << what;
     }
 }

@@ -528,6 +528,8 @@ TEST_F(Steps, CudaRepoBlocksAnNvidiaUrlPinnedToAnotherDistrosKey) {
                                    "{distro}/{arch}/ with EB693B3035CD5710E231E123A4B469963BF863CC "
                                    "(3bf863cc.pub (debian12)"))
         << r.reason;
+    EXPECT_TRUE(contains(r.reason, "remove key_url and key_fingerprint to use NVIDIA's key"))
+        << r.reason;
     EXPECT_TRUE(host.sys.urls_fetched.empty());
     // The right key for this distro passes that check (and goes on to fetch the key).
     cuda.key_fingerprint = "EB693B3035CD5710E231E123A4B469963BF863CC";
@@ -653,7 +655,7 @@ TEST_F(Steps, CudaToolkitBlockedWhenTheDistroRepoDoesNotCarryIt) {
     sys.load_tree("hosts/ubuntu-24.04");
     const auto facts = detect_facts(sys, matrix());
     ASSERT_EQ(facts.os.repo_slug, "ubuntu2404");
-    LiveRepoProvider repos(sys, profile, facts, kCacheDir);
+    LiveRepoProvider repos(sys, profile, facts, matrix(), kCacheDir);
     const StepContext ctx{profile, facts, matrix(), repos};
     const auto steps = make_steps();
     const auto r = steps.at(5)->check(ctx, sys);

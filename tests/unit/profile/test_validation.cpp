@@ -182,7 +182,47 @@ TEST(Validation, UrlSchemesAndTemplates) {
 TEST(Validation, RepositoryNeedsAllThreeFields) {
     const auto e = load_error("name: x\nrepositories:\n  cuda:\n    url: https://a.example/\n");
     EXPECT_EQ(e.line(), 3);
-    EXPECT_TRUE(contains(e.message(), "'repositories.cuda.key_url' is required")) << e.what();
+    EXPECT_EQ(e.col(), 3);
+    EXPECT_TRUE(contains(e.message(), "'repositories.cuda' has no key_url and key_fingerprint"))
+        << e.what();
+    EXPECT_TRUE(contains(e.message(), "add key_url and key_fingerprint")) << e.what();
+    // The container toolkit's URL is NVIDIA's too, but only the CUDA repository has a key per
+    // distro in the matrix.
+    EXPECT_TRUE(contains(
+        load_error("name: x\nrepositories:\n  container-toolkit:\n"
+                   "    url: https://nvidia.github.io/libnvidia-container/stable/deb/{pkgarch}/\n")
+            .message(),
+        "only NVIDIA's CUDA repository"));
+}
+
+TEST(Validation, NvidiaCudaUrlWithoutAPinUsesNvidiasKeyPerDistro) {
+    const auto p =
+        load("name: x\nrepositories:\n  cuda:\n    url: "
+             "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/\n");
+    EXPECT_EQ(p.repositories.at("cuda").key_url, "");
+    EXPECT_EQ(p.repositories.at("cuda").key_fingerprint, "");
+}
+
+TEST(Validation, HalfPinnedRepositoryNamesTheMissingHalf) {
+    const std::string nvidia =
+        "name: x\nrepositories:\n  cuda:\n"
+        "    url: https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/\n";
+    const auto no_fpr = load_error(nvidia + "    key_url: https://a.example/k.pub\n");
+    EXPECT_EQ(no_fpr.line(), 5);
+    EXPECT_EQ(no_fpr.col(), 14);
+    EXPECT_TRUE(contains(no_fpr.message(), "'repositories.cuda.key_url' without "
+                                           "'repositories.cuda.key_fingerprint'"))
+        << no_fpr.what();
+    EXPECT_TRUE(contains(no_fpr.message(), "or remove both to use NVIDIA's key")) << no_fpr.what();
+    const auto no_url =
+        load_error("name: x\nrepositories:\n  cuda:\n    url: https://a.example/\n"
+                   "    key_fingerprint: EB693B3035CD5710E231E123A4B469963BF863CC\n");
+    EXPECT_EQ(no_url.line(), 5);
+    EXPECT_TRUE(contains(no_url.message(), "'repositories.cuda.key_fingerprint' without "
+                                           "'repositories.cuda.key_url'"))
+        << no_url.what();
+    // A mirror has no NVIDIA default to fall back on.
+    EXPECT_FALSE(contains(no_url.message(), "remove both")) << no_url.what();
 }
 
 TEST(Validation, FingerprintWithNonHex) {

@@ -1,9 +1,17 @@
 #include "fake_system.hpp"
 
+#include <gpuprov/facts.hpp>
+#include <gpuprov/matrix.hpp>
 #include <gpuprov/repo.hpp>
 #include <gtest/gtest.h>
 
 using namespace gpuprov;
+
+namespace {
+bool contains_text(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+} // namespace
 
 TEST(ResolveRepo, FillsPlaceholdersAndEndsUrlWithSlash) {
     RepositorySpec spec;
@@ -43,6 +51,81 @@ TEST(ResolveRepo, PkgformatPicksNvidiasDebOrRpmLayout) {
     // NVIDIA's nvidia-container-toolkit.repo: baseurl=.../stable/rpm/$basearch
     EXPECT_EQ(resolve_repo(spec, "rhel9", "x86_64", "x86_64", package_format("rhel")).url,
               "https://nvidia.github.io/libnvidia-container/stable/rpm/x86_64/");
+}
+
+namespace {
+
+HostFacts host_on(const std::string& family, const std::string& slug) {
+    HostFacts f;
+    f.os.family = family;
+    f.os.repo_slug = slug;
+    f.repo_arch = "x86_64";
+    f.pkg_arch = family == "rhel" ? "x86_64" : "amd64";
+    return f;
+}
+
+RepositorySpec nvidia_cuda_unpinned() {
+    RepositorySpec spec;
+    spec.name = "cuda";
+    spec.url = "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/";
+    return spec;
+}
+
+} // namespace
+
+// nvidia-facts.md §2.4: D42D0685 signs rhel7/8/9, 3bf863cc ubuntu/debian; §2.1: NVIDIA's
+// .repo fetches gpgkey from beside the repository.
+TEST(ResolveHostRepo, UnpinnedNvidiaCudaRepoGetsNvidiasKeyForTheDistro) {
+    const auto& m = Matrix::builtin();
+    for (const std::string slug : {"rhel8", "rhel9"}) {
+        const auto r = resolve_host_repo(nvidia_cuda_unpinned(), host_on("rhel", slug), m);
+        const auto dir =
+            "https://developer.download.nvidia.com/compute/cuda/repos/" + slug + "/x86_64/";
+        EXPECT_EQ(r.url, dir);
+        EXPECT_EQ(r.key_url, dir + "D42D0685.pub");
+        EXPECT_EQ(r.key_fingerprint, "610C7B14E068A878070DA4E99CD0A493D42D0685");
+        EXPECT_TRUE(r.nvidia_key);
+        EXPECT_EQ(r.key_source,
+                  "NVIDIA's D42D0685.pub (" + slug + "), from gpuprov's version matrix");
+    }
+    for (const std::string slug : {"ubuntu2004", "ubuntu2204", "ubuntu2404", "debian12"}) {
+        const auto r = resolve_host_repo(nvidia_cuda_unpinned(), host_on("debian", slug), m);
+        EXPECT_EQ(r.key_url, "https://developer.download.nvidia.com/compute/cuda/repos/" + slug +
+                                 "/x86_64/3bf863cc.pub");
+        EXPECT_EQ(r.key_fingerprint, "EB693B3035CD5710E231E123A4B469963BF863CC");
+        EXPECT_TRUE(contains_text(r.key_source, "3bf863cc.pub (" + slug + ")")) << r.key_source;
+    }
+}
+
+TEST(ResolveHostRepo, AProfilesPinWinsOverNvidiasKey) {
+    auto spec = nvidia_cuda_unpinned();
+    spec.key_url = "https://keys.example/{distro}.pub";
+    spec.key_fingerprint = "610c 7b14 e068 a878 070d a4e9 9cd0 a493 d42d 0685";
+    const auto r = resolve_host_repo(spec, host_on("rhel", "rhel9"), Matrix::builtin());
+    EXPECT_EQ(r.key_url, "https://keys.example/rhel9.pub");
+    EXPECT_EQ(r.key_fingerprint, "610C7B14E068A878070DA4E99CD0A493D42D0685");
+    EXPECT_FALSE(r.nvidia_key);
+    EXPECT_EQ(r.key_source, "pinned by the profile");
+}
+
+TEST(ResolveHostRepo, NoKeyToTrustWithoutAPinOrAnNvidiaKey) {
+    // An unpinned mirror never loads (the profile check); if one reached here, nothing is
+    // trusted rather than NVIDIA's key for a URL NVIDIA does not serve.
+    RepositorySpec mirror;
+    mirror.name = "cuda";
+    mirror.url = "https://mirror.example/cuda/{distro}/{arch}/";
+    const auto r = resolve_host_repo(mirror, host_on("rhel", "rhel9"), Matrix::builtin());
+    EXPECT_EQ(r.key_fingerprint, "");
+    EXPECT_EQ(r.key_url, "");
+    EXPECT_TRUE(contains_text(r.key_source, "no NVIDIA key for "
+                                            "https://mirror.example/cuda/rhel9/x86_64/ on rhel9"))
+        << r.key_source;
+    // The container toolkit's URL has no per-distro key in the matrix: a pin is required.
+    RepositorySpec ctk;
+    ctk.name = "container-toolkit";
+    ctk.url = "https://nvidia.github.io/libnvidia-container/stable/{pkgformat}/{pkgarch}/";
+    EXPECT_EQ(resolve_host_repo(ctk, host_on("rhel", "rhel9"), Matrix::builtin()).key_fingerprint,
+              "");
 }
 
 TEST(RepoCache, DefaultDirDependsOnUserAndEnvironment) {
