@@ -11,7 +11,7 @@ ROOTFS_EL_PACKAGES=dnf,rpm,dnf-plugins-core,gpg
 ROOTFS_EL_RECIPE=1 # bump when rootfs_el_finish changes
 
 rootfs_el_key() {
-    printf '%s|%s|%s\n' "$(rootfs_key)" "$ROOTFS_EL_PACKAGES" "$ROOTFS_EL_RECIPE" | sha256sum | cut -c1-16
+    printf '%s|%s|%s\n' "$(rootfs_key "$ROOTFS_SUITE" "$ROOTFS_INCLUDE")" "$ROOTFS_EL_PACKAGES" "$ROOTFS_EL_RECIPE" | sha256sum | cut -c1-16
 }
 
 # Prints the path of the cached EL root, building it (from the Debian one) when absent.
