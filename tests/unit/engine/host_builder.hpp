@@ -511,7 +511,17 @@ private:
         if (m_opt.docker) {
             sys.add_file("/usr/sbin/dockerd", "\x7f"
                                               "ELF");
+            // Debian's docker.io depends on containerd.
+            sys.add_file("/usr/bin/containerd", "\x7f"
+                                                "ELF");
         }
+        sys.on_command_prefix({"containerd", "--version"}, [this](const Command&) {
+            if (!sys.exists("/usr/bin/containerd")) {
+                return CommandResult{.exit_code = 127, .not_found = true};
+            }
+            return CommandResult{
+                .out = "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+b1\n"};
+        });
         sys.on_command_prefix({"dockerd", "--version"}, [this](const Command&) {
             if (!sys.exists("/usr/sbin/dockerd")) {
                 return CommandResult{.exit_code = 127, .not_found = true};

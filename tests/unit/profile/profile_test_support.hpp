@@ -11,6 +11,11 @@ inline std::string profile_fixture(const std::string& relative) {
     return std::string(GPUPROV_FIXTURES_DIR) + "/profiles/" + relative;
 }
 
+/// `yaml` loaded as a profile file against the built-in matrix.
+inline Profile load(const std::string& yaml, const std::string& source = "t.yaml") {
+    return load_profile_text(yaml, source, Matrix::builtin());
+}
+
 /// The ProfileError that loading `yaml` raises; a test failure when it loads.
 inline ProfileError load_error(const std::string& yaml, const std::string& source = "t.yaml") {
     try {

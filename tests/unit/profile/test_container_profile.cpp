@@ -5,11 +5,8 @@ namespace gpuprov {
 namespace {
 
 using test::contains;
+using test::load;
 using test::load_error;
-
-Profile load(const std::string& yaml) {
-    return load_profile_text(yaml, "t.yaml", Matrix::builtin());
-}
 
 TEST(ContainerProfile, OldKeysKeepTheirMeaning) {
     const auto p = load("name: x\ncontainer: {toolkit: true, runtime: containerd}\n");

@@ -5,11 +5,8 @@ namespace gpuprov {
 namespace {
 
 using test::contains;
+using test::load;
 using test::load_error;
-
-Profile load(const std::string& yaml) {
-    return load_profile_text(yaml, "t.yaml", Matrix::builtin());
-}
 
 TEST(Framework, PytorchMajorOrMinorWithAnOptionalVenv) {
     const auto p = load("name: x\nframework: {pytorch: \"2.x\", venv: /opt/venv}\n");

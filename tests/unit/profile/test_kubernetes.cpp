@@ -5,11 +5,8 @@ namespace gpuprov {
 namespace {
 
 using test::contains;
+using test::load;
 using test::load_error;
-
-Profile load(const std::string& yaml) {
-    return load_profile_text(yaml, "t.yaml", Matrix::builtin());
-}
 
 TEST(KubernetesProfile, NodeModeReadsBothRuntimeClassModes) {
     const auto file = load_profile(test::profile_fixture("good/k8s-node.yaml"), Matrix::builtin());

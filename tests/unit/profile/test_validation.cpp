@@ -4,14 +4,11 @@ namespace gpuprov {
 namespace {
 
 using test::contains;
+using test::load;
 using test::load_error;
 
 const Matrix& m() {
     return Matrix::builtin();
-}
-
-Profile load(const std::string& yaml) {
-    return load_profile_text(yaml, "t.yaml", m());
 }
 
 TEST(Validation, LongTermBranchesRunNewerToolkitsOfTheirMajor) {
