@@ -32,7 +32,7 @@ gp verify "$PROFILE_IN_ROOT" --json
 expect_rc "verify without Docker" 1
 check "only container.engine fails, with what is missing and the fix" "$E2E_PYTHON" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-failed = [c for c in d["checks"] if not c["passed"]]
+failed = [c for c in d["checks"] if not c["passed"] and not c["skipped"]]
 c = failed[0] if len(failed) == 1 else {}
 ok = c.get("id") == "container.engine" and c["found"].startswith("no dockerd: docker is not installed") \
     and "container.engine: docker.io" in c["fix"]
