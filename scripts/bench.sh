@@ -108,10 +108,7 @@ drop_root() { rootfs_remove "$1"; }
 make_template() { # NAME
     ROOT=$(copy_root "$BASE" "$1")
     rm -f "$ROOT/.bench-complete"
-    rootfs_simulate_host "$ROOT" clean
-    rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
-    rootfs_install_systemctl "$ROOT"
-    rootfs_install_module_tools "$ROOT"
+    rootfs_prepare_host "$ROOT" clean
     render_profile 3bf863cc.pub
     rootfs_install_gpuprov "$ROOT" || die "gpuprov does not run in the bench root"
     printf '%s\n' "$ROOT"

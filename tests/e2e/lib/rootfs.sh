@@ -338,6 +338,18 @@ rootfs_trust_ca() { # ROOT CA_PEM
     cat "$2" >>"$1/etc/ssl/certs/ca-certificates.crt"
 }
 
+# rootfs_prepare_host ROOT clean|nouveau: what every fresh test host has besides gpuprov: the
+# simulated kernel and GPUs, the mirror's CA, the systemctl, module and Docker stand-ins. One
+# list, so a root prepared outside scenario_begin (e2e 18's second host, the bench roots) lacks
+# nothing the others have.
+rootfs_prepare_host() {
+    rootfs_simulate_host "$1" "$2"
+    rootfs_trust_ca "$1" "$MIRROR_DIR/tls/ca.pem"
+    rootfs_install_systemctl "$1"
+    rootfs_install_module_tools "$1"
+    rootfs_install_docker "$1"
+}
+
 # in_root ROOT TIMEOUT CMD...: run CMD chrooted with a clean environment and a hard deadline.
 in_root() {
     local r=$1 t=$2; shift 2

@@ -36,11 +36,7 @@ scenario_begin() {
     begin_args "$@"
     local mode=$BEGIN_MODE want_bin=$BEGIN_WANT_BIN
     ROOT=$(rootfs_new "$SCENARIO")
-    rootfs_simulate_host "$ROOT" "$mode"
-    rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
-    rootfs_install_systemctl "$ROOT"
-    rootfs_install_module_tools "$ROOT"
-    rootfs_install_docker "$ROOT"
+    rootfs_prepare_host "$ROOT" "$mode"
     render_profile 3bf863cc.pub
     if ((want_bin)); then
         rootfs_install_gpuprov "$ROOT" || scenario_end

@@ -11,10 +11,7 @@ scenario_begin clean
 ROOT_A=$ROOT
 # The second host: the same preparation as scenario_begin's.
 ROOT_B=$(rootfs_new "$SCENARIO-b")
-rootfs_simulate_host "$ROOT_B" clean
-rootfs_trust_ca "$ROOT_B" "$MIRROR_DIR/tls/ca.pem"
-rootfs_install_systemctl "$ROOT_B"
-rootfs_install_module_tools "$ROOT_B"
+rootfs_prepare_host "$ROOT_B" clean
 rootfs_install_gpuprov "$ROOT_B" || scenario_end
 mkdir -p "$ROOT_B/etc/gpuprov"
 cp "$ROOT_A$PROFILE_IN_ROOT" "$ROOT_B$PROFILE_IN_ROOT"
