@@ -50,6 +50,10 @@ seeds_of() {
     fuzz_smi_banner) echo $fx/cmd/nvidia-smi/*.txt ;;
     fuzz_topo) echo $fx/cmd/topo/* $fx/engine/cmd/topo-* ;;
     fuzz_nvcc) echo $fx/cmd/nvcc/* ;;
+    fuzz_smi_health) echo $fx/cmd/nvidia-smi/health-*.csv $fx/cmd/nvidia-smi/query-all-*.csv ;;
+    fuzz_xid) echo $fx/cmd/xid/* ;;
+    fuzz_nvlink_errors) echo $fx/cmd/nvlink/* ;;
+    fuzz_smoke_parse) echo $fx/cmd/smoke/* $fx/cmd/nccl-tests/* ;;
     fuzz_apt_packages) echo $fx/repo/Packages $fx/engine/*/Packages ;;
     fuzz_apt_release) echo $fx/repo/InRelease* $fx/engine/*/InRelease ;;
     fuzz_repomd) echo $fx/repo/rpm/repomd.xml ;;

@@ -1,5 +1,6 @@
 // `nvidia-smi nvlink -e`: per GPU a "GPU 0: NAME (UUID: GPU-...)" line, then per link
 // "\t Link 0: Replay Errors: 0" lines (tests/fixtures/cmd/README.md).
+#include <cmath>
 #include <gpuprov/gpu_health.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -48,10 +49,11 @@ std::vector<NvlinkErrorCount> parse_nvlink_errors(std::string_view output) {
         }
         const auto link = parse_int(line.substr(5, first - 5));
         std::string_view name = trim(line.substr(first + 2, second - first - 2));
+        // A counter (exported as one): a finite count, never negative ("nan", "-1" are no counts).
         const auto value = parse_double(line.substr(second + 2));
         constexpr std::string_view kErrors = " Errors";
-        if (!link || !value || name.size() <= kErrors.size() ||
-            name.substr(name.size() - kErrors.size()) != kErrors) {
+        if (!link || !value || !std::isfinite(*value) || *value < 0 ||
+            name.size() <= kErrors.size() || name.substr(name.size() - kErrors.size()) != kErrors) {
             continue;
         }
         name.remove_suffix(kErrors.size());

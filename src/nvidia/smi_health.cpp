@@ -25,8 +25,8 @@ std::optional<std::string> throttle_reason(std::string_view column) {
     for (const std::string_view prefix : {"clocks_event_reasons.", "clocks_throttle_reasons."}) {
         if (starts_with(column, prefix)) {
             const auto reason = column.substr(prefix.size());
-            // The bitmasks are not reasons of their own.
-            if (reason == "supported" || reason == "active") {
+            // The bitmasks are not reasons of their own, nor is a bare prefix.
+            if (reason.empty() || reason == "supported" || reason == "active") {
                 return std::nullopt;
             }
             return std::string(reason);

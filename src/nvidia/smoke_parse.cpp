@@ -1,7 +1,9 @@
 // Parsers of what the smoke tests print: gpuprov's own CUDA program and PyTorch probe
 // ("gpuprov-smoke key=value ..." lines), and nccl-tests' summary lines.
+#include <cmath>
 #include <gpuprov/smoke.hpp>
 #include <gpuprov/strings.hpp>
+#include <limits>
 #include <map>
 
 namespace gpuprov {
@@ -33,6 +35,15 @@ std::optional<long long> int_field(const std::map<std::string, std::string>& f,
                                    const std::string& key) {
     const auto it = f.find(key);
     return it == f.end() ? std::nullopt : parse_int(it->second);
+}
+
+// A number the programs print as an int; one that does not fit is no reading (a cast would
+// wrap 4294967298 devices to 2).
+std::optional<int> as_int(std::optional<long long> v) {
+    if (!v || *v < std::numeric_limits<int>::min() || *v > std::numeric_limits<int>::max()) {
+        return std::nullopt;
+    }
+    return static_cast<int>(*v);
 }
 
 // The tagged lines as (word, rest): "devices 2" -> ("devices", "2").
@@ -113,25 +124,25 @@ CudaSmokeReport parse_cuda_smoke(std::string_view out) {
     for (const auto& [word, rest] : tagged(out)) {
         if (word == "versions") {
             const auto f = fields(rest, "");
-            if (const auto v = int_field(f, "runtime")) {
-                r.runtime_version = static_cast<int>(*v);
+            if (const auto v = as_int(int_field(f, "runtime"))) {
+                r.runtime_version = v;
             }
-            if (const auto v = int_field(f, "driver")) {
-                r.driver_version = static_cast<int>(*v);
+            if (const auto v = as_int(int_field(f, "driver"))) {
+                r.driver_version = v;
             }
         } else if (word == "devices") {
-            if (const auto n = parse_int(rest); n && *n >= 0) {
-                r.device_count = static_cast<int>(*n);
+            if (const auto n = as_int(parse_int(rest)); n && *n >= 0) {
+                r.device_count = *n;
             }
         } else if (word == "device") {
             // "0 cc=9.0 mem_mib=143771 sms=132 name=NVIDIA H200"
-            const auto index = parse_int(first_word(rest));
+            const auto index = as_int(parse_int(first_word(rest)));
             if (!index) {
                 continue;
             }
             const auto f = fields(std::string_view(rest).substr(rest.find(' ') + 1), "name");
             CudaSmokeDevice d;
-            d.index = static_cast<int>(*index);
+            d.index = *index;
             d.name = f.count("name") != 0 ? f.at("name") : "";
             d.compute_capability = f.count("cc") != 0 ? f.at("cc") : "";
             d.memory_mib = int_field(f, "mem_mib").value_or(0);
@@ -148,9 +159,9 @@ CudaSmokeReport parse_cuda_smoke(std::string_view out) {
         } else if (word == "error") {
             const auto f = fields(rest, "text");
             CudaSmokeError e;
-            e.device = static_cast<int>(int_field(f, "device").value_or(-1));
+            e.device = as_int(int_field(f, "device")).value_or(-1);
             e.call = f.count("call") != 0 ? f.at("call") : "";
-            e.code = static_cast<int>(int_field(f, "code").value_or(0));
+            e.code = as_int(int_field(f, "code")).value_or(0);
             e.text = f.count("text") != 0 ? f.at("text") : "";
             r.errors.push_back(e);
         }
@@ -165,15 +176,17 @@ AllReduceReport parse_all_reduce_perf(std::string_view out) {
     for (const auto& line : lines(out)) {
         const auto t = trim(line);
         if (const auto pos = t.find("nGpus "); starts_with(t, "#") && pos != std::string::npos) {
-            if (const auto n = parse_int(first_word(t.substr(pos + 6)))) {
-                r.gpus = static_cast<int>(*n);
+            if (const auto n = as_int(parse_int(first_word(t.substr(pos + 6))))) {
+                r.gpus = *n;
             }
         }
         if (const auto v = summary_value(t, "Out of bounds values")) {
             r.out_of_bounds = parse_int(first_word(*v));
         }
         if (const auto v = summary_value(t, "Avg bus bandwidth")) {
-            r.avg_bus_bandwidth = parse_double(first_word(*v));
+            // "nan" or "inf" is no bandwidth.
+            const auto bw = parse_double(first_word(*v));
+            r.avg_bus_bandwidth = bw && std::isfinite(*bw) ? bw : std::nullopt;
         }
         if (t.empty() || starts_with(t, "#")) {
             continue;
@@ -211,8 +224,8 @@ TorchSmokeReport parse_torch_smoke(std::string_view out) {
                 r.cuda_available = value == "True";
             }
             const auto f = fields(std::string_view(rest).substr(value.size()), "");
-            if (const auto n = int_field(f, "devices")) {
-                r.device_count = static_cast<int>(*n);
+            if (const auto n = as_int(int_field(f, "devices"))) {
+                r.device_count = n;
             }
         } else if (word == "matmul") {
             const auto f = fields(rest, "");

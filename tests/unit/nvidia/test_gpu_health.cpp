@@ -78,6 +78,17 @@ TEST(SmiHealth, WarningLinesAndBrokenRowsSkipped) {
     EXPECT_TRUE(parse_smi_health("0, GPU-a, Enabled\n").empty()); // no header: no mapping
 }
 
+TEST(SmiHealth, BarePrefixColumnIsNoThrottleReason) {
+    // fuzz_smi_health's property (found writing it): a column named only "clocks_event_reasons."
+    // gave a reason "" (an empty reason label in the metrics).
+    const auto rows =
+        parse_smi_health("index, clocks_event_reasons., clocks_event_reasons.sync_boost\n"
+                         "0, Active, Not Active\n");
+    ASSERT_EQ(rows.size(), 1u);
+    ASSERT_EQ(rows[0].throttle.size(), 1u);
+    EXPECT_EQ(rows[0].throttle[0].first, "sync_boost");
+}
+
 TEST(SmiHealth, AsksByTheNamesEveryDriverAccepts) {
     const auto argv = smi_health_argv();
     ASSERT_EQ(argv.size(), 3u);
@@ -142,4 +153,17 @@ TEST(NvlinkErrors, ValuesSentinelsAndStrayLines) {
     EXPECT_EQ(counts[0].link, 1);
     EXPECT_EQ(counts[0].value, 891.0);
     EXPECT_EQ(counts[1].counter, "rx_remote");
+}
+
+TEST(NvlinkErrors, ValuesThatAreNoCountsAreSkipped) {
+    // fuzz_nvlink_errors' property (found writing it): strtod reads "nan", "inf" and negatives,
+    // which the metrics exported as counter values (gpuprov_nvlink_errors_total NaN).
+    const auto counts = parse_nvlink_errors("GPU 0: NVIDIA A100 (UUID: GPU-a)\n"
+                                            "\t Link 0: CRC Errors: nan\n"
+                                            "\t Link 0: Replay Errors: inf\n"
+                                            "\t Link 0: Recovery Errors: -3\n"
+                                            "\t Link 1: CRC Errors: 1e3\n");
+    ASSERT_EQ(counts.size(), 1u);
+    EXPECT_EQ(counts[0].link, 1);
+    EXPECT_EQ(counts[0].value, 1000.0);
 }

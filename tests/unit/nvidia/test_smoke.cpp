@@ -483,5 +483,28 @@ TEST(SmokeParse, CudaProgramDevicesAndSums) {
     EXPECT_EQ(r.devices[1].elements, 1048576);
 }
 
+TEST(SmokeParse, NumbersBeyondIntAreNoReading) {
+    // fuzz_smoke_parse's property (found writing it): "devices 4294967295" passed the ">= 0" check
+    // as a long long and was cast to int -1 (and 4294967298 to 2 devices); numbers that do not fit
+    // are no reading now.
+    const auto r = parse_cuda_smoke("gpuprov-smoke versions runtime=4294979336 driver=12040\n"
+                                    "gpuprov-smoke devices 4294967295\n"
+                                    "gpuprov-smoke device 4294967296 cc=9.0 name=X\n");
+    EXPECT_FALSE(r.runtime_version);
+    EXPECT_EQ(r.driver_version, 12040);
+    EXPECT_FALSE(r.device_count);
+    EXPECT_TRUE(r.devices.empty());
+    EXPECT_FALSE(parse_cuda_smoke("gpuprov-smoke devices 4294967298\n").device_count);
+    EXPECT_FALSE(
+        parse_torch_smoke("gpuprov-smoke cuda-available True devices=4294967297\n").device_count);
+    EXPECT_FALSE(parse_all_reduce_perf("# nThread 1 nGpus 4294967298 minBytes 8\n").gpus);
+}
+
+TEST(SmokeParse, BandwidthThatIsNoNumberIsAbsent) {
+    // fuzz_smoke_parse's property (found writing it): strtod reads "nan" and "inf".
+    EXPECT_FALSE(parse_all_reduce_perf("# Avg bus bandwidth    : nan\n").avg_bus_bandwidth);
+    EXPECT_FALSE(parse_all_reduce_perf("# Avg bus bandwidth    : inf\n").avg_bus_bandwidth);
+}
+
 } // namespace
 } // namespace gpuprov::testing
