@@ -58,7 +58,7 @@ seeds_of() {
     fuzz_apt_release) echo $fx/repo/InRelease* $fx/engine/*/InRelease ;;
     fuzz_repomd) echo $fx/repo/rpm/repomd.xml ;;
     fuzz_rpm_primary) echo $fx/repo/rpm/*primary.xml.gz ;;
-    fuzz_openpgp) echo $fx/repo/*.asc $fx/repo/*.pub $fx/repo/*.gpg $fx/repo/oracle/*.gpg $fx/engine/test-key.asc $fx/engine/test-key.gpg ;;
+    fuzz_openpgp) echo $fx/repo/*.asc $fx/repo/*.pub $fx/repo/*.gpg $fx/repo/oracle/*.gpg $fx/repo/oracle/*.asc $fx/engine/test-key.asc $fx/engine/test-key.gpg ;;
     fuzz_armor) echo $fx/repo/*.asc $fx/repo/*.pub $fx/repo/InRelease* ;;
     fuzz_pci) ;; # built below from the hosts' sysfs trees
     *) echo "fuzz.sh: no seeds listed for $1" >&2; return 1 ;;

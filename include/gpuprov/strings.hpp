@@ -15,6 +15,9 @@ namespace gpuprov {
 [[nodiscard]] std::string to_lower(std::string_view s);
 [[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
 [[nodiscard]] std::optional<long long> parse_int(std::string_view s);
+/// parse_int for a value that must fit an int (a GPU index, a link number, an error code): one
+/// outside int's range is no value, never a wrapped one.
+[[nodiscard]] std::optional<int> parse_int32(std::string_view s);
 [[nodiscard]] std::optional<double> parse_double(std::string_view s);
 /// Last `max_lines` lines of a command's output, for error messages.
 [[nodiscard]] std::string tail_lines(std::string_view s, std::size_t max_lines);

@@ -8,17 +8,16 @@ namespace gpuprov {
 
 namespace {
 
-// "GPU 3: NVIDIA A100-SXM4-40GB (UUID: GPU-...)" → index 3 and the UUID.
+// "GPU 3: NVIDIA A100-SXM4-40GB (UUID: GPU-...)" → index 3 and the UUID. A GPU line whose index
+// is unreadable (or negative) gives index -1, so its links are credited to no GPU rather than the
+// one before.
 bool gpu_line(std::string_view line, int& index, std::string& uuid) {
     if (!starts_with(line, "GPU ")) {
         return false;
     }
     const auto colon = line.find(':');
-    const auto n = parse_int(line.substr(4, colon == std::string_view::npos ? 0 : colon - 4));
-    if (!n) {
-        return false;
-    }
-    index = static_cast<int>(*n);
+    const auto n = parse_int32(line.substr(4, colon == std::string_view::npos ? 0 : colon - 4));
+    index = n && *n >= 0 ? *n : -1;
     uuid.clear();
     constexpr std::string_view kUuid = "(UUID: ";
     if (const auto at = line.find(kUuid); at != std::string_view::npos) {
@@ -47,7 +46,7 @@ std::vector<NvlinkErrorCount> parse_nvlink_errors(std::string_view output) {
         if (second == std::string_view::npos) {
             continue;
         }
-        const auto link = parse_int(line.substr(5, first - 5));
+        const auto link = parse_int32(line.substr(5, first - 5));
         std::string_view name = trim(line.substr(first + 2, second - first - 2));
         // A counter (exported as one): a finite count, never negative ("nan", "-1" are no counts).
         const auto value = parse_double(line.substr(second + 2));
@@ -63,7 +62,7 @@ std::vector<NvlinkErrorCount> parse_nvlink_errors(std::string_view output) {
                 c = '_';
             }
         }
-        out.push_back({gpu, uuid, static_cast<int>(*link), std::move(counter), *value});
+        out.push_back({gpu, uuid, *link, std::move(counter), *value});
     }
     return out;
 }

@@ -85,9 +85,9 @@ std::vector<SmiHealth> parse_smi_health(std::string_view csv) {
         for (std::size_t i = 0; i < raw.size(); ++i) {
             const auto value = trim(raw[i]);
             if (columns[i] == "index") {
-                const auto index = parse_int(value);
+                const auto index = parse_int32(value);
                 indexed = index.has_value();
-                h.index = static_cast<int>(index.value_or(0));
+                h.index = index.value_or(0);
             } else {
                 set_field(h, columns[i], value);
             }

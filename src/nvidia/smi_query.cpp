@@ -51,12 +51,12 @@ std::vector<SmiGpu> parse_smi_query(std::string_view csv) {
         for (const auto& r : raw) {
             f.push_back(trim(r));
         }
-        auto index = parse_int(f[0]);
+        const auto index = parse_int32(f[0]);
         if (!index) {
             continue;
         }
         SmiGpu g;
-        g.index = static_cast<int>(*index);
+        g.index = *index;
         g.uuid = text(f[1]);
         g.name = text(f[2]);
         g.bus_id = text(f[3]);

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <gpuprov/smoke.hpp>
 #include <gpuprov/strings.hpp>
-#include <limits>
 #include <map>
 
 namespace gpuprov {
@@ -39,11 +38,10 @@ std::optional<long long> int_field(const std::map<std::string, std::string>& f,
 
 // A number the programs print as an int; one that does not fit is no reading (a cast would
 // wrap 4294967298 devices to 2).
-std::optional<int> as_int(std::optional<long long> v) {
-    if (!v || *v < std::numeric_limits<int>::min() || *v > std::numeric_limits<int>::max()) {
-        return std::nullopt;
-    }
-    return static_cast<int>(*v);
+std::optional<int> int32_field(const std::map<std::string, std::string>& f,
+                               const std::string& key) {
+    const auto it = f.find(key);
+    return it == f.end() ? std::nullopt : parse_int32(it->second);
 }
 
 // The tagged lines as (word, rest): "devices 2" -> ("devices", "2").
@@ -124,19 +122,19 @@ CudaSmokeReport parse_cuda_smoke(std::string_view out) {
     for (const auto& [word, rest] : tagged(out)) {
         if (word == "versions") {
             const auto f = fields(rest, "");
-            if (const auto v = as_int(int_field(f, "runtime"))) {
+            if (const auto v = int32_field(f, "runtime")) {
                 r.runtime_version = v;
             }
-            if (const auto v = as_int(int_field(f, "driver"))) {
+            if (const auto v = int32_field(f, "driver")) {
                 r.driver_version = v;
             }
         } else if (word == "devices") {
-            if (const auto n = as_int(parse_int(rest)); n && *n >= 0) {
+            if (const auto n = parse_int32(rest); n && *n >= 0) {
                 r.device_count = *n;
             }
         } else if (word == "device") {
             // "0 cc=9.0 mem_mib=143771 sms=132 name=NVIDIA H200"
-            const auto index = as_int(parse_int(first_word(rest)));
+            const auto index = parse_int32(first_word(rest));
             if (!index) {
                 continue;
             }
@@ -159,9 +157,9 @@ CudaSmokeReport parse_cuda_smoke(std::string_view out) {
         } else if (word == "error") {
             const auto f = fields(rest, "text");
             CudaSmokeError e;
-            e.device = as_int(int_field(f, "device")).value_or(-1);
+            e.device = int32_field(f, "device").value_or(-1);
             e.call = f.count("call") != 0 ? f.at("call") : "";
-            e.code = as_int(int_field(f, "code")).value_or(0);
+            e.code = int32_field(f, "code").value_or(0);
             e.text = f.count("text") != 0 ? f.at("text") : "";
             r.errors.push_back(e);
         }
@@ -176,7 +174,7 @@ AllReduceReport parse_all_reduce_perf(std::string_view out) {
     for (const auto& line : lines(out)) {
         const auto t = trim(line);
         if (const auto pos = t.find("nGpus "); starts_with(t, "#") && pos != std::string::npos) {
-            if (const auto n = as_int(parse_int(first_word(t.substr(pos + 6))))) {
+            if (const auto n = parse_int32(first_word(t.substr(pos + 6)))) {
                 r.gpus = *n;
             }
         }
@@ -224,7 +222,7 @@ TorchSmokeReport parse_torch_smoke(std::string_view out) {
                 r.cuda_available = value == "True";
             }
             const auto f = fields(std::string_view(rest).substr(value.size()), "");
-            if (const auto n = as_int(int_field(f, "devices"))) {
+            if (const auto n = int32_field(f, "devices")) {
                 r.device_count = n;
             }
         } else if (word == "matmul") {

@@ -29,11 +29,11 @@ std::vector<XidEvent> parse_xid_events(std::string_view log) {
         while (digits < rest.size() && digits < 6 && rest[digits] >= '0' && rest[digits] <= '9') {
             ++digits;
         }
-        const auto code = parse_int(rest.substr(0, digits));
+        const auto code = parse_int32(rest.substr(0, digits));
         if (digits == 0 || !code || device.empty()) {
             continue;
         }
-        out.push_back({std::string(device), static_cast<int>(*code)});
+        out.push_back({std::string(device), *code});
     }
     return out;
 }

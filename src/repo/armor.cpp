@@ -46,11 +46,17 @@ bool is_space(char c) {
 }
 
 /// An armor header line ("Version: GnuPG v2", "Comment: ..."). Base64 never holds ':', so the
-/// test cannot mistake a body line for a header.
+/// test cannot mistake a body line for a header. gpg (g10/armor.c parse_header_line) takes the
+/// first ':' as the end of the key, looking with strchr, so never past a NUL, and wants a space
+/// after it; a line it calls an "invalid armor header" is no header here either.
 bool is_header_line(std::string_view line) {
-    const auto colon = line.find(": ");
-    return colon != std::string_view::npos && colon > 0 &&
-           line.substr(0, colon).find_first_of(" \t") == std::string_view::npos;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 >= line.size() ||
+        line[colon + 1] != ' ') {
+        return false;
+    }
+    return line.substr(0, colon).find_first_of(std::string_view(" \t\0", 3)) ==
+           std::string_view::npos;
 }
 
 } // namespace

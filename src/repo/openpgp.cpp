@@ -123,6 +123,35 @@ unsigned bit_length(unsigned byte) {
     return n;
 }
 
+/// How reading one MPI (RFC 4880 section 3.2) went.
+enum class MpiStatus { ok, truncated, too_large, leading_zeros };
+
+struct MpiRead {
+    MpiStatus status = MpiStatus::ok;
+    unsigned bits = 0;
+};
+
+/// Reads the MPI at `pos` and moves `pos` past it, unless it is truncated or over gpg's limit.
+/// `leading_zeros` is an MPI whose bit count does not start at its most significant set bit:
+/// readable, but gpg re-encodes it.
+MpiRead read_mpi(std::string_view body, std::size_t& pos) {
+    if (body.size() - pos < 2) {
+        return {MpiStatus::truncated, 0};
+    }
+    const auto bits = (byte_at(body, pos) << 8) | byte_at(body, pos + 1);
+    if (bits > kMaxMpiBits) {
+        return {MpiStatus::too_large, bits};
+    }
+    const std::size_t bytes = (bits + 7) / 8;
+    if (body.size() - pos - 2 < bytes) {
+        return {MpiStatus::truncated, bits};
+    }
+    pos += 2;
+    const bool exact = bytes == 0 || bits == 8 * (bytes - 1) + bit_length(byte_at(body, pos));
+    pos += bytes;
+    return {exact ? MpiStatus::ok : MpiStatus::leading_zeros, bits};
+}
+
 /// Why the algorithm-specific fields of a v4 public-key packet (RFC 4880 section 5.5.2, RFC 6637
 /// section 9, RFC 9580 section 5.5.5) are not what gpg can load, or empty. gpg (g10/parse-packet.c
 /// parse_key) reads exactly these fields, skips whatever follows them and computes the
@@ -159,29 +188,27 @@ std::string key_material_problem(std::string_view body) {
     std::size_t pos = 6;
     for (const auto field : fields) {
         if (field == mpi) {
-            if (body.size() - pos < 2) {
-                return fmt::format("the key's algorithm {} material ends before its MPIs do", algo);
-            }
-            const auto bits = (byte_at(body, pos) << 8) | byte_at(body, pos + 1);
-            if (bits > kMaxMpiBits) {
+            const auto read = read_mpi(body, pos);
+            switch (read.status) {
+            case MpiStatus::truncated:
+                return read.bits == 0
+                           ? fmt::format("the key's algorithm {} material ends before its MPIs do",
+                                         algo)
+                           : fmt::format("the key's algorithm {} material ends inside a {}-bit "
+                                         "number",
+                                         algo, read.bits);
+            case MpiStatus::too_large:
                 return fmt::format("the key holds a {}-bit number; gpg reads none over {} bits, so "
                                    "apt could not use this key",
-                                   bits, kMaxMpiBits);
-            }
-            pos += 2;
-            const std::size_t bytes = (bits + 7) / 8;
-            if (body.size() - pos < bytes) {
-                return fmt::format("the key's algorithm {} material ends inside a {}-bit number",
-                                   algo, bits);
-            }
-            // RFC 4880 section 3.2: the bit count starts at the most significant set bit.
-            if (bytes > 0 && bits != 8 * (bytes - 1) + bit_length(byte_at(body, pos))) {
+                                   read.bits, kMaxMpiBits);
+            case MpiStatus::leading_zeros:
                 return fmt::format("the key's algorithm {} material has a {}-bit number with "
                                    "leading zero bits; gpg re-encodes it, so gpg's fingerprint "
                                    "for this key is not the one computed from the file",
-                                   algo, bits);
+                                   algo, read.bits);
+            case MpiStatus::ok:
+                break;
             }
-            pos += bytes;
         } else {
             // A one-octet length, then that many octets; 0 and 255 are reserved (RFC 6637 9).
             if (body.size() - pos < 1) {
@@ -237,20 +264,114 @@ std::string v4_fingerprint(std::string_view body) {
     return upper(sha1_hex(hashed));
 }
 
+/// The number of MPIs gpg reads from a signature made with `algo` (g10/misc.c pubkey_get_nsig:
+/// RSA one, DSA, ECDSA, EdDSA and Elgamal two); for any other algorithm it keeps the rest of the
+/// packet unread, so anything goes. Checked against gpg 2.2.40 for algorithms 0 to 110.
+int signature_mpi_count(unsigned algo) {
+    switch (algo) {
+    case 1:
+    case 2:
+    case 3:
+        return 1;
+    case 17:
+    case 19:
+    case 20:
+    case 22:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/// gpg reads no signature subpacket area over this (parse_signature: "hashed data too long").
+constexpr std::size_t kMaxSubpacketArea = 10000;
+
 /// Why a signature packet is one gpg refuses to read, or empty. gpg ends the whole import at a
-/// signature packet under 16 bytes or of a version it does not know (g10/parse-packet.c
-/// parse_signature; gpg 2.2 reads 2 to 4, RFC 4880 section 5.2 defines 3 and 4), so apt could
-/// not read a keyring holding one. The signatures themselves are gpgv's to check.
+/// signature packet it cannot parse ("read_block: read error: Invalid packet", g10/import.c),
+/// so apt could not read a keyring holding one. gpg's parse_signature (g10/parse-packet.c) reads,
+/// and this checks the same way (every case compared with gpg 2.2.40 --show-keys):
+///   - version 2 to 4 (RFC 4880 section 5.2 defines 3 and 4); under 16 bytes gpg keeps the
+///     packet unread and goes on, which is refused here as damage;
+///   - v2/v3: version, hashed length, class, time, key id, algorithms and the hash's first two
+///     bytes, 19 bytes in all (section 5.2.2);
+///   - v4: version, class, algorithms, then the hashed and the unhashed subpacket areas, each a
+///     two-byte length of at most 10000 and that many bytes, then the hash's two bytes
+///     (section 5.2.3);
+///   - then the signature's MPIs for the algorithms gpg knows, each within the packet and at
+///     most 16384 bits. Bytes after them gpg skips.
+/// The subpackets themselves and the signatures' validity are gpgv's to judge, not gpg's reader.
 std::string signature_problem(std::string_view body) {
-    if (body.size() < 16) {
+    const auto too_short = [&] {
         return fmt::format("a signature packet of {} bytes is too short for gpg to read",
+                           body.size());
+    };
+    // gpg keeps a packet under 16 bytes as an unreadable signature and shows the key anyway;
+    // it is damage all the same, and refused like a damaged key packet.
+    if (body.size() < 16) {
+        return fmt::format("a signature packet of {} bytes, shorter than any signature can be: "
+                           "the key file is damaged",
                            body.size());
     }
     const auto version = byte_at(body, 0);
     if (version < 2 || version > 4) {
         return fmt::format("a signature packet has version {}, which gpg cannot read", version);
     }
+    std::size_t pos = 0;
+    unsigned algo = 0;
+    if (version == 4) {
+        algo = byte_at(body, 2);
+        pos = 4;
+        for (const auto* area : {"hashed", "unhashed"}) {
+            if (body.size() - pos < 2) {
+                return too_short();
+            }
+            const std::size_t length = (byte_at(body, pos) << 8) | byte_at(body, pos + 1);
+            pos += 2;
+            if (length > kMaxSubpacketArea) {
+                return fmt::format("a signature's {} subpacket area of {} bytes is over the {} "
+                                   "gpg reads, so gpg cannot read the key",
+                                   area, length, kMaxSubpacketArea);
+            }
+            if (body.size() - pos < length) {
+                return too_short();
+            }
+            pos += length;
+        }
+    } else {
+        algo = byte_at(body, 15);
+        pos = 17;
+        if (body.size() < pos) {
+            return too_short();
+        }
+    }
+    if (body.size() - pos < 2) {
+        return too_short();
+    }
+    pos += 2;
+    for (int i = 0; i < signature_mpi_count(algo); ++i) {
+        const auto read = read_mpi(body, pos);
+        if (read.status == MpiStatus::truncated) {
+            return fmt::format("a signature packet ends inside its algorithm {} value, which gpg "
+                               "cannot read",
+                               algo);
+        }
+        if (read.status == MpiStatus::too_large) {
+            return fmt::format("a signature holds a {}-bit number; gpg reads none over {} bits, "
+                               "so gpg cannot read the key",
+                               read.bits, kMaxMpiBits);
+        }
+    }
     return {};
+}
+
+/// The class (RFC 4880 section 5.2.1) of a signature packet that signature_problem accepted.
+unsigned signature_class(std::string_view body) {
+    return byte_at(body, byte_at(body, 0) == 4 ? 1 : 2);
+}
+
+/// Whether a signature class certifies a user ID: 0x10 to 0x13, and 0x30 revoking one.
+bool certifies_user_id(unsigned sig_class) {
+    return (sig_class >= 0x10 && sig_class <= 0x13) || sig_class == 0x30;
 }
 
 /// gpg refuses a user ID packet over 2048 bytes ("packet(13) too large", MAX_UID_PACKET_LENGTH).
@@ -295,6 +416,8 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
 
     OpenPgpKey key;
     int primaries = 0;
+    bool user_id_seen = false; // a user ID or user attribute packet
+
     std::size_t pos = 0;
     while (pos < decoded.size()) {
         auto read = read_packet(decoded, pos);
@@ -327,6 +450,7 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
                                           p.body.size(), kMaxUserIdBytes));
             }
             key.user_ids.emplace_back(p.body);
+            user_id_seen = true;
             break;
         case tag_public_subkey:
             if (auto problem = key_packet_problem(p.body); !problem.empty()) {
@@ -337,8 +461,19 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
             if (auto problem = signature_problem(p.body); !problem.empty()) {
                 return refuse(std::move(problem));
             }
+            // RFC 4880 section 11.1 puts each certification after the user ID it certifies; gpg
+            // refuses the whole key when one of the key's own comes first ("no user ID for
+            // signature", g10/import.c chk_self_sigs). Refused whoever made it: it certifies
+            // nothing, and the issuer is in subpackets this parser leaves to gpgv.
+            if (const auto sig_class = signature_class(p.body);
+                !user_id_seen && certifies_user_id(sig_class)) {
+                return refuse(fmt::format("a user ID certification (signature class 0x{:02x}) "
+                                          "comes before any user ID",
+                                          sig_class));
+            }
             break;
         case tag_user_attribute:
+            user_id_seen = true;
             break;
         case tag_marker:
             // RFC 4880 section 5.8: the body is "PGP"; gpg refuses the file on any other

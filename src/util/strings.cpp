@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <gpuprov/strings.hpp>
+#include <limits>
 #include <vector>
 
 namespace gpuprov {
@@ -81,6 +82,15 @@ std::optional<long long> parse_int(std::string_view s) {
         return std::nullopt;
     }
     return value;
+}
+
+std::optional<int> parse_int32(std::string_view s) {
+    const auto value = parse_int(s);
+    if (!value || *value < std::numeric_limits<int>::min() ||
+        *value > std::numeric_limits<int>::max()) {
+        return std::nullopt;
+    }
+    return static_cast<int>(*value);
 }
 
 std::optional<double> parse_double(std::string_view s) {

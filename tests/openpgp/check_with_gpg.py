@@ -44,6 +44,12 @@ POLICY = [
     # gpg skips a key packet it cannot read (an empty one, an unknown version) and shows the
     # other keys; a damaged key file is refused instead
     ("damaged key packet", re.compile(r"empty public-key packet|malformed v4 public-key packet")),
+    # gpg keeps a signature packet under 16 bytes unread and shows the key; refused as damage
+    ("damaged signature packet", re.compile(r"shorter than any signature can be")),
+    # a user ID certification before any user ID certifies nothing (RFC 4880 section 11.1); gpg
+    # refuses the key only when the key made it itself, which is in subpackets gpuprov leaves to
+    # gpgv, so gpuprov refuses it whoever made it
+    ("certification before any user ID", re.compile(r"comes before any user ID")),
     # gpg shows the packets before a cut-off one; a cut-off download is refused instead
     ("truncated packet", re.compile(r"the key is truncated|truncated packet header|partial body length|indeterminate length")),
 ]

@@ -167,3 +167,22 @@ TEST(NvlinkErrors, ValuesThatAreNoCountsAreSkipped) {
     EXPECT_EQ(counts[0].link, 1);
     EXPECT_EQ(counts[0].value, 1000.0);
 }
+
+// Indices and link numbers past int's range were cast and wrapped (GPU 4294967298 became GPU
+// 2); now such a line is no GPU, no link, no row.
+TEST(SmiHealth, IndicesBeyondIntAreNoReading) {
+    const auto rows = parse_smi_health("index, uuid, ecc.mode.current\n"
+                                       "4294967296, GPU-a, Enabled\n"
+                                       "2, GPU-b, Enabled\n");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].index, 2);
+    const auto counts = parse_nvlink_errors("GPU 0: NVIDIA H100 80GB HBM3\n"
+                                            "GPU 4294967298: NVIDIA H100 80GB HBM3\n"
+                                            "\t Link 1: CRC Errors: 891\n"
+                                            "GPU 1: NVIDIA H100 80GB HBM3\n"
+                                            "\t Link 4294967297: CRC Errors: 5\n"
+                                            "\t Link 2: CRC Errors: 6\n");
+    ASSERT_EQ(counts.size(), 1u) << "GPU 4294967298's link is no GPU 0's, the wrapped link none";
+    EXPECT_EQ(counts[0].gpu, 1);
+    EXPECT_EQ(counts[0].link, 2);
+}

@@ -92,3 +92,16 @@ TEST(SmiQuery, MemoryBeyondWhatUint64HoldsIsAbsent) {
     EXPECT_EQ(gpus[1].memory_total_mib, 40960u);
     EXPECT_EQ(gpus[1].memory_used_mib, 18446744073709549568u); // the largest double below 2^64
 }
+
+// A GPU index past int's range was cast (4294967296 became GPU 0, beside the real GPU 0). It is
+// no index, so the row is no GPU.
+TEST(SmiQuery, IndexBeyondIntIsNoGpu) {
+    const auto gpus =
+        parse_smi_query("4294967296, GPU-1, NVIDIA A100-SXM4-40GB, 00000000:10:1C.0, 580.126.09, "
+                        "40960, 598, 11, 41, 67.00, 400.00, Enabled, Disabled\n"
+                        "1, GPU-2, NVIDIA A100-SXM4-40GB, 00000000:10:1D.0, 580.126.09, 40960, "
+                        "602, 11, 41, 67.00, 400.00, Enabled, Disabled\n");
+    ASSERT_EQ(gpus.size(), 1u);
+    EXPECT_EQ(gpus[0].index, 1);
+    EXPECT_EQ(gpus[0].uuid, "GPU-2");
+}

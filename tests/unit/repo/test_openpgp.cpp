@@ -3,6 +3,7 @@
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 #include <gtest/gtest.h>
+#include <optional>
 
 using namespace gpuprov;
 using gpuprov::testing::read_fixture;
@@ -292,4 +293,162 @@ TEST(ArmorPublicKey, RoundTripsThroughTheParser) {
     const auto eq = bad.rfind("\n=");
     bad[eq + 2] = bad[eq + 2] == 'A' ? 'B' : 'A';
     EXPECT_FALSE(gpuprov::parse_openpgp_key(bad).key);
+}
+
+namespace {
+
+/// The test key's self-signature (old format tag 2 at byte 325, body 334 bytes: v4, RSA, a
+/// 56-byte hashed area, a 10-byte unhashed area, the hash's two bytes, a 2048-bit value) split
+/// into its fields, so a test can rebuild it with one field changed.
+struct SelfSignature {
+    std::string key_and_uid; // the packets before the signature
+    std::string head;        // version, class, public-key algorithm, hash algorithm
+    std::string hashed;
+    std::string unhashed;
+    std::string hash_prefix;
+    std::string value; // the MPIs
+
+    static SelfSignature of_test_key() {
+        const auto bin = read_fixture("repo/test-key.gpg");
+        SelfSignature s;
+        s.key_and_uid = bin.substr(0, 325);
+        const auto body = std::string_view(bin).substr(328);
+        s.head = std::string(body.substr(0, 4));
+        s.hashed = std::string(body.substr(6, 56));
+        s.unhashed = std::string(body.substr(64, 10));
+        s.hash_prefix = std::string(body.substr(74, 2));
+        s.value = std::string(body.substr(76));
+        return s;
+    }
+
+    static std::string be16(std::size_t n) {
+        return {static_cast<char>((n >> 8) & 0xFF), static_cast<char>(n & 0xFF)};
+    }
+
+    /// The body with the areas' real lengths, or the ones given.
+    [[nodiscard]] std::string body(std::optional<std::size_t> hashed_length = {},
+                                   std::optional<std::size_t> unhashed_length = {}) const {
+        return head + be16(hashed_length.value_or(hashed.size())) + hashed +
+               be16(unhashed_length.value_or(unhashed.size())) + unhashed + hash_prefix + value;
+    }
+
+    /// The key file with `sig_body` as its signature packet (new format, 5-octet length).
+    [[nodiscard]] std::string file(const std::string& sig_body) const {
+        std::string header = {static_cast<char>(0xC2), static_cast<char>(0xFF)};
+        for (int shift = 24; shift >= 0; shift -= 8) {
+            header += static_cast<char>((sig_body.size() >> shift) & 0xFF);
+        }
+        return key_and_uid + header + sig_body;
+    }
+};
+
+} // namespace
+
+// CI's fuzz pass found a signature packet gpuprov accepted and gpg refused ("packet(2) too
+// short"): gpg's parse_signature ends the import at any signature whose fields overrun the
+// packet. Each case here was checked with gpg 2.2.40 (tests/fixtures/repo/oracle/README.md).
+TEST(OpenPgp, SignaturePacketIsReadFieldByFieldLikeGpg) {
+    const auto s = SelfSignature::of_test_key();
+    ASSERT_EQ(s.head[0], 4);
+    ASSERT_EQ(s.head[2], 1) << "RSA";
+    ASSERT_TRUE(parse_openpgp_key(s.file(s.body())).key) << "the rebuilt key is the test key";
+
+    const auto refused = [&](const std::string& body, std::string_view why) {
+        const auto r = parse_openpgp_key(s.file(body));
+        EXPECT_FALSE(r.key) << why;
+        EXPECT_NE(r.error.find("gpg"), std::string::npos) << r.error;
+    };
+    const auto after_hashed = 2 + s.unhashed.size() + s.hash_prefix.size() + s.value.size();
+    refused(s.body(after_hashed + 1), "hashed area longer than the packet");
+    refused(s.body(after_hashed - 1), "hashed area leaves one byte: no unhashed length");
+    refused(s.body({}, s.unhashed.size() + s.hash_prefix.size() + s.value.size() + 1),
+            "unhashed area longer than the packet");
+    auto no_prefix = s;
+    no_prefix.hash_prefix = "";
+    no_prefix.value = "";
+    refused(no_prefix.body(), "no hash prefix");
+    auto truncated = s;
+    truncated.value.resize(truncated.value.size() - 5);
+    refused(truncated.body(), "RSA value cut short");
+    auto huge = s;
+    huge.value[0] = 0x40;
+    huge.value[1] = 0x01;
+    refused(huge.body(), "a 16385-bit value");
+    auto dsa = s;
+    dsa.head[2] = 17;
+    refused(dsa.body(), "DSA needs two values, the RSA signature has one");
+    auto big_area = s;
+    big_area.unhashed.resize(10001, '\0');
+    refused(big_area.body(), "unhashed area over 10000 bytes");
+    refused(std::string{3, 5, 0x13} + std::string(13, '\0'), "v3 signature of 16 bytes");
+    // Under 16 bytes gpg keeps the packet unread and shows the key; refused as damage.
+    const auto tiny = parse_openpgp_key(s.file(s.head));
+    EXPECT_FALSE(tiny.key);
+    EXPECT_NE(tiny.error.find("4 bytes, shorter than any signature can be"), std::string::npos)
+        << tiny.error;
+
+    // What gpg reads, gpuprov accepts: bytes after the value, a hashed area of exactly 10000
+    // bytes, an empty value, and anything after the prefix for an algorithm gpg keeps opaque.
+    const auto accepted = [&](const std::string& body, std::string_view why) {
+        const auto r = parse_openpgp_key(s.file(body));
+        EXPECT_TRUE(r.key) << why << ": " << r.error;
+    };
+    auto trailing = s;
+    trailing.value += std::string(3, '\0');
+    accepted(trailing.body(), "bytes after the value");
+    auto full_area = s;
+    for (std::size_t i = full_area.hashed.size(); i < 10000; i += 2) {
+        full_area.hashed += std::string{1, 0}; // one-octet length 1, type 0: a reserved subpacket
+    }
+    ASSERT_EQ(full_area.hashed.size(), 10000u);
+    accepted(full_area.body(), "hashed area of 10000 bytes");
+    auto zero = s;
+    zero.value = std::string(2, '\0');
+    accepted(zero.body(), "a 0-bit value");
+    auto opaque = s;
+    opaque.head[2] = 99;
+    opaque.value = "";
+    accepted(opaque.body(), "algorithm 99 without a value");
+}
+
+// Found by the gpg oracle on a fresh fuzz corpus: with the user ID packet gone, the key's own
+// certification comes first and gpg refuses the key ("no user ID for signature").
+TEST(OpenPgp, CertificationBeforeAnyUserIdIsRefused) {
+    const auto s = SelfSignature::of_test_key();
+    const auto key_packet = s.key_and_uid.substr(0, 272);
+    const auto user_id = s.key_and_uid.substr(272);
+    ASSERT_EQ(static_cast<unsigned char>(user_id[0]), 0xB4u) << "old format, tag 13";
+    const auto sig = s.file(s.body()).substr(s.key_and_uid.size());
+    ASSERT_TRUE(parse_openpgp_key(key_packet + user_id + sig).key);
+    for (const auto& file : {key_packet + sig, key_packet + sig + user_id + sig}) {
+        const auto r = parse_openpgp_key(file);
+        EXPECT_FALSE(r.key);
+        EXPECT_NE(r.error.find("certification (signature class 0x13) comes before any user ID"),
+                  std::string::npos)
+            << r.error;
+    }
+    // A key alone, or a user attribute (RFC 4880 section 5.12) before it, is what gpg reads.
+    EXPECT_TRUE(parse_openpgp_key(key_packet).key);
+    const std::string attribute = {static_cast<char>(0xD1), 2, 1, 0}; // new format, tag 17
+    EXPECT_TRUE(parse_openpgp_key(key_packet + attribute + sig).key);
+    // A direct-key signature (class 0x1F) belongs before the user IDs.
+    auto direct = s;
+    direct.head[1] = 0x1F;
+    EXPECT_TRUE(parse_openpgp_key(key_packet + direct.file(direct.body()).substr(325)).key);
+}
+
+// Found by the gpg oracle on a grown fuzz corpus: gpg ends an armor header's key at the first
+// ':' it finds with strchr, so never past a NUL, and wants a space after it; any other line
+// before the body is an "invalid armor header" and gpg reads no key.
+TEST(OpenPgp, ArmorHeaderIsWhatGpgTakesForOne) {
+    const auto with_header = [](std::string header) {
+        return edited_armor([&](auto& l) { l.insert(l.begin() + 1, header); });
+    };
+    EXPECT_TRUE(parse_openpgp_key(with_header("Comment: fine")).key);
+    for (const auto& header :
+         {std::string("Co\0mment: x", 12), std::string("a:b: c"), std::string("Comment:x")}) {
+        const auto r = parse_openpgp_key(with_header(header));
+        EXPECT_FALSE(r.key) << header;
+        EXPECT_NE(r.error.find("armored block 1"), std::string::npos) << r.error;
+    }
 }
