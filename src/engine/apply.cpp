@@ -83,6 +83,13 @@ public:
                 return m_result;
             }
         }
+        // A blocked step is refused before anything changes too, as the plan said (exit 1): a
+        // host half provisioned (nouveau blacklisted and its initramfs rebuilt, no driver) is
+        // worse than an untouched one. Steps that can go alone are chosen with --only.
+        if (refuse_blocked_steps(plan)) {
+            finish();
+            return m_result;
+        }
         if (plan.changes_pending()) {
             install_binary();
         }
@@ -90,11 +97,6 @@ public:
         while (i < plan.steps.size() && m_result.status == StepStatus::done) {
             stop_point();
             const auto& ps = plan.steps[i];
-            if (ps.check.status == StepStatus::blocked) {
-                record(ps.id, StepStatus::blocked, ps.check.reason, {});
-                fail(fmt::format("step '{}' is blocked: {}", ps.id, ps.check.reason));
-                break;
-            }
             if (!runs(ps.check.status)) {
                 record(ps.id, ps.check.status, ps.check.reason, {});
                 ++i;
@@ -104,8 +106,7 @@ public:
             // package transaction, since no step's packages depend on another's configure part.
             std::size_t end = i + 1;
             if (ps.id != "preflight" && ps.id != "verify") {
-                while (end < plan.steps.size() && plan.steps[end].id != "verify" &&
-                       plan.steps[end].check.status != StepStatus::blocked) {
+                while (end < plan.steps.size() && plan.steps[end].id != "verify") {
                     ++end;
                 }
             }
@@ -121,6 +122,22 @@ public:
     }
 
 private:
+    /// Records every blocked step and fails the run naming them, when there is one.
+    bool refuse_blocked_steps(const Plan& plan) {
+        std::vector<std::string> blocked;
+        for (const auto& ps : plan.steps) {
+            if (ps.check.status == StepStatus::blocked) {
+                record(ps.id, StepStatus::blocked, ps.check.reason, {});
+                blocked.push_back(fmt::format("step '{}' is blocked: {}", ps.id, ps.check.reason));
+            }
+        }
+        if (blocked.empty()) {
+            return false;
+        }
+        fail(fmt::format("{}; nothing was changed (plan shows the same)", join(blocked, "; ")));
+        return true;
+    }
+
     /// Thrown at a stop point once a stop signal has arrived.
     struct Interrupted {};
 

@@ -65,7 +65,7 @@ Plan build_plan(const StepContext& ctx, const System& sys,
         }
     }
     // Every step is checked even after a blocked one: a change review wants the whole picture,
-    // and apply stops at the first blocked step anyway.
+    // and apply runs no step at all when one is blocked.
     bool changes_before = false;
     for (const auto& step : steps) {
         PlannedStep ps{.id = std::string(step->id()), .summary = std::string(step->summary())};

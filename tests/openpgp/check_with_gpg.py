@@ -35,9 +35,10 @@ POLICY = [
     ("secret key material", re.compile(r"secret key material|private key block")),
     ("packet not in a public key", re.compile(r"unexpected OpenPGP packet type|does not start with a public-key packet")),
     ("key version other than 4", re.compile(r"OpenPGP keys are (obsolete|not supported)")),
-    # gpg skips characters that are not base64, a missing END line or a bad CRC and shows what
-    # it could read; a damaged download is refused instead
-    ("malformed armor", re.compile(r"armored block \d+")),
+    # gpg skips characters that are not base64, a missing END line or a bad CRC, takes a BEGIN
+    # line with bytes after its dashes, and shows what it could read; a damaged download is
+    # refused instead
+    ("malformed armor", re.compile(r"armored block \d+|no '-----BEGIN PGP PUBLIC KEY BLOCK-----' line")),
     # a key packet with bytes after its key material or an MPI with leading zero bits: gpg
     # hashes its own re-encoding, so its fingerprint is not the file's; refused as ambiguous
     ("fingerprint gpg computes otherwise", re.compile(r"gpg's fingerprint for this key is not the one")),

@@ -2,8 +2,8 @@
 # (t) A driver installed with NVIDIA's .run installer: its installer in /usr/bin, its libraries
 # in the library directory with no package owning them, its log. gpuprov must not install the
 # driver packages over it: plan blocks the driver step with the evidence and the fix
-# (`nvidia-installer --uninstall`); apply stops there (the steps before it, nouveau and the
-# repository, still run) and installs no package; facts and doctor say why.
+# (`nvidia-installer --uninstall`); apply refuses before any step runs (not even nouveau's
+# blacklist, which comes before the driver) and installs no package; facts and doctor say why.
 # Once it is uninstalled, the same profile applies.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
@@ -46,6 +46,7 @@ check "the journal has the driver step blocked" "$E2E_PYTHON" -c 'import json, s
 d = json.load(open(sys.argv[1]))
 s = next(s for s in d["steps"] if s["id"] == "driver")
 sys.exit(0 if s["status"] == "blocked" else repr(s))' "$ROOT/var/lib/gpuprov/state.json"
+assert_no_file "the steps before the driver did not run" "$ROOT/etc/modprobe.d/blacklist-nouveau.conf"
 assert_no_pkg nvidia-driver-550
 assert_no_pkg cuda-drivers-550
 

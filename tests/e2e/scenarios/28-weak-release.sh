@@ -3,9 +3,9 @@
 # index signed with SHA-1, then one whose Valid-Until has passed (both by the pinned key, so
 # gpgv alone calls them good). apply refuses each at the cuda-repo step, naming the URL and the
 # reason, and nothing the repository would bring reaches the host: no source, no keyring, no
-# cached index, no package, dpkg and apt state untouched. (The nouveau step, before cuda-repo,
-# still runs, as apply runs the steps before a blocked one: see 20-runfile-driver.) With the
-# real InRelease back, plan reads the repository (the control).
+# cached index, no package, dpkg and apt state untouched, and none of the steps before cuda-repo
+# run either (nouveau's blacklist is not written): apply runs nothing when a step is blocked.
+# With the real InRelease back, plan reads the repository (the control).
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -13,11 +13,11 @@ scenario_begin clean
 
 INRELEASE='compute/cuda/repos/debian12/x86_64/InRelease$'
 URL="127.0.0.1:$MIRROR_PORT/compute/cuda/repos/debian12/x86_64/InRelease"
-# Path, size, mode and mtime of everything apply could change, but for nouveau's blacklist (and
-# its directory's mtime) and gpuprov's own repository cache, checked on its own below.
+# Path, size, mode and mtime of everything apply could change, but for gpuprov's own repository
+# cache, checked on its own below.
 host_state() {
     (cd "$ROOT" && find etc usr/share/keyrings usr/local var/lib/dpkg var/lib/apt \
-        -printf '%p %s %m %T@\n' | grep -Ev '^etc/modprobe\.d( |/blacklist-nouveau\.conf )' | LC_ALL=C sort)
+        -printf '%p %s %m %T@\n' | LC_ALL=C sort)
 }
 before=$(host_state)
 

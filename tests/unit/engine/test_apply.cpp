@@ -92,7 +92,9 @@ TEST_F(Apply, SecondApplyOnTheConvergedHostTouchesNothing) {
     }
     for (const auto& [id, status] : r.steps) {
         // cv-train asks for no TensorRT and has no infiniband section: the steps it leaves out.
-        EXPECT_EQ(status, (id == "infiniband" || id == "tensorrt") ? StepStatus::skipped : StepStatus::satisfied) << id;
+        EXPECT_EQ(status, (id == "infiniband" || id == "tensorrt") ? StepStatus::skipped
+                                                                   : StepStatus::satisfied)
+            << id;
     }
     const auto j = journal(host);
     EXPECT_EQ(j.result, "done");
@@ -214,6 +216,31 @@ TEST_F(Apply, BlockedStepStopsBeforeAnyChange) {
     EXPECT_TRUE(contains(r.message, "step 'preflight' is blocked")) << r.message;
     EXPECT_TRUE(host.sys.commands_ran.empty());
     EXPECT_EQ(journal(host).step("preflight")->status, "blocked");
+}
+
+// A step blocked late in the plan (the driver, after nouveau and the repositories) stops the
+// run before the steps ahead of it change anything: no half-provisioned host.
+TEST_F(Apply, LaterBlockedStepStopsBeforeAnyChange) {
+    TestHost host;
+    profile.driver->flavor = "server"; // Ubuntu's archive only; this host is Debian 12
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(contains(r.message, "step 'driver' is blocked")) << r.message;
+    EXPECT_TRUE(contains(r.message, "nothing was changed")) << r.message;
+    EXPECT_TRUE(host.ran({"update-initramfs"}).empty());
+    EXPECT_TRUE(host.ran({"apt-get", "install"}).empty());
+    EXPECT_TRUE(host.ran({"apt-get", "update"}).empty());
+    EXPECT_FALSE(host.sys.exists(kBlacklistPath));
+    EXPECT_FALSE(host.sys.exists(kCudaSourcePath));
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_EQ(j.step("driver")->status, "blocked");
+    EXPECT_EQ(j.step("nouveau"), nullptr) << "not run, so not in the journal";
+
+    // The steps that can go alone still can, chosen by name.
+    options.filter.only = {"nouveau"};
+    EXPECT_EQ(apply(host).status, StepStatus::done);
+    EXPECT_EQ(host.sys.file(kBlacklistPath), kBlacklist);
 }
 
 TEST_F(Apply, OnlyRunsTheChosenSteps) {
