@@ -328,18 +328,34 @@ private:
                (drv ? " (" + drv->version + " is)" : std::string());
     }
 
-    /// The driver version this step's transaction installs: "550.127.08" from
-    /// cuda-drivers-550=550.127.08-1 or nvidia-driver=3:550.127.08-1.el9; empty when it installs
-    /// none at a known version (nothing, or the distribution's own build).
+    /// The driver in a package version of the branch: "550.127.08" from 550.127.08-1,
+    /// 550.127.08-0ubuntu1 or 3:550.127.08-1.el9; empty for another branch's or none.
+    static std::string driver_of(std::string_view version, const std::string& branch) {
+        if (const auto colon = version.find(':'); colon != std::string_view::npos) {
+            version.remove_prefix(colon + 1);
+        }
+        version = version.substr(0, version.find('-'));
+        return starts_with(version, branch + ".") ? std::string(version) : std::string();
+    }
+
+    /// The driver version this step's transaction installs; empty when it installs none at a
+    /// known version (nothing, or the distribution's own build).
     static std::string installed_version(const CheckResult& planned, const std::string& branch) {
         for (const auto& pin : planned.installs) {
-            std::string_view v = pin.version;
-            if (const auto colon = v.find(':'); colon != std::string_view::npos) {
-                v.remove_prefix(colon + 1);
+            if (auto v = driver_of(pin.version, branch); !v.empty()) {
+                return v;
             }
-            v = v.substr(0, v.find('-'));
-            if (starts_with(v, branch + ".")) {
-                return std::string(v);
+        }
+        return {};
+    }
+
+    /// The driver version the installed top-level driver packages carry; empty when unknown.
+    static std::string installed_version(const StepContext& ctx) {
+        for (const auto& name : root_packages(ctx)) {
+            if (const auto it = ctx.facts.packages.find(name); it != ctx.facts.packages.end()) {
+                if (auto v = driver_of(it->second, ctx.profile.driver->branch); !v.empty()) {
+                    return v;
+                }
             }
         }
         return {};
@@ -420,9 +436,14 @@ private:
                (version.empty() || drv->version == version);
     }
 
+    /// The installed driver's module is the loaded one (its branch, when the version is unknown).
     static bool loaded_ok(const StepContext& ctx) {
-        return ctx.facts.driver &&
-               starts_with(ctx.facts.driver->version, ctx.profile.driver->branch + ".");
+        if (!ctx.facts.driver ||
+            !starts_with(ctx.facts.driver->version, ctx.profile.driver->branch + ".")) {
+            return false;
+        }
+        const auto installed = installed_version(ctx);
+        return installed.empty() || installed == ctx.facts.driver->version;
     }
 
     static std::string not_loaded_reason(const StepContext& ctx) {
@@ -430,8 +451,11 @@ private:
             return "driver installed; nouveau still holds the GPUs until a reboot";
         }
         if (ctx.facts.driver) {
-            return fmt::format("driver {} is loaded but branch {} is installed; a reboot loads it",
-                               ctx.facts.driver->version, ctx.profile.driver->branch);
+            const auto installed = installed_version(ctx);
+            return fmt::format("driver {} is loaded but {} is installed; a reboot loads it",
+                               ctx.facts.driver->version,
+                               installed.empty() ? "branch " + ctx.profile.driver->branch
+                                                 : installed);
         }
         return "driver installed but its kernel module is not loaded";
     }

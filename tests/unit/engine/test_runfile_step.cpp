@@ -268,6 +268,13 @@ TEST_P(RunfileModule, StillLoadedMeansReboot) {
     EXPECT_EQ(j.step("verify")->status, "pending") << "verify runs after the reboot";
     EXPECT_EQ(j.result, "reboot-required");
     EXPECT_EQ(host.sys.file("/proc/driver/nvidia/version"), proc) << "still the runfile's";
+
+    // Run again before the reboot: the plan says the same.
+    StepRunner again(host, profile);
+    const auto check = again.check("driver");
+    EXPECT_EQ(check.status, StepStatus::reboot_required) << check.reason;
+    EXPECT_EQ(check.reason, "driver " + version + " is loaded but " + kDriverVersion +
+                                " is installed; a reboot loads it");
 }
 
 INSTANTIATE_TEST_SUITE_P(RunfileApply, RunfileModule, ::testing::Values("535.183.01", "550.54.15"));
