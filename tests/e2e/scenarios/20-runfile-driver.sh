@@ -47,6 +47,13 @@ ln -s "libnvidia-ml.so.$V" "$LIBDIR/libnvidia-ml.so.1"
 printf '%s\n' "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.$V" /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 \
     "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.$V" /usr/bin/nvidia-uninstall \
     /usr/bin/nvidia-installer >"$ROOT/var/lib/nvidia/log"
+for args in "--uninstall --silent --no-such-option" "--uninstall"; do
+    # shellcheck disable=SC2086 # the options, word by word
+    if in_root "$ROOT" 10 nvidia-installer $args 2>/dev/null; then
+        fail "the stand-in installer must refuse '$args'"
+    else pass "the stand-in installer refuses '$args' (exit 1)"; fi
+done
+assert_file "and uninstalls nothing then" "$ROOT/usr/bin/nvidia-installer"
 printf "nvidia-installer log file '/var/log/nvidia-installer.log'\ncreation time: Tue Jun 18 10:12:03 2024\ninstaller version: %s\n" "$V" \
     >"$ROOT/var/log/nvidia-installer.log"
 
