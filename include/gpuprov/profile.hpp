@@ -63,6 +63,9 @@ struct DriverSpec {
     std::string flavor = "proprietary"; ///< proprietary | open | server
     bool hold = false;
     bool hold_kernel = false;
+    /// A driver from NVIDIA's .run installer may be removed with its own uninstaller before the
+    /// packages are installed; false: the driver step is blocked on it.
+    bool replace_runfile = false;
     /// An exact driver ("550.90.07", on `branch`); nullopt: the newest in the branch.
     std::optional<std::string> version;
 };

@@ -24,7 +24,9 @@ void runfile_alone(const DoctorContext& ctx, std::vector<Finding>& out) {
             {e.substr(0, space), space == std::string::npos ? "" : e.substr(space + 1)});
     }
     f.fix = "sudo nvidia-installer --uninstall, reboot, then " + apply_hint(ctx.options, "driver") +
-            " to install the driver from packages";
+            " to install the driver from packages; or set `driver.replace_runfile: true` in the "
+            "profile and apply runs `nvidia-installer --uninstall --silent` itself before "
+            "installing the packages";
     out.push_back(std::move(f));
 }
 
@@ -35,10 +37,14 @@ void runfile_conflict(const DoctorContext& ctx, std::vector<Finding>& out) {
         return;
     }
     std::vector<Evidence> traces;
-    for (const char* path : {"/usr/bin/nvidia-uninstall", "/var/log/nvidia-installer.log"}) {
-        if (ctx.sys.exists(path)) {
-            traces.push_back({path, "present"});
-        }
+    if (ctx.sys.exists("/usr/bin/nvidia-uninstall")) {
+        traces.push_back({"/usr/bin/nvidia-uninstall", "present"});
+    }
+    // The installer's log outlives an uninstall, which writes its own log beside it (and
+    // removes nvidia-uninstall): then the log is history, not a driver.
+    if (ctx.sys.exists("/var/log/nvidia-installer.log") &&
+        (!traces.empty() || !ctx.sys.exists("/var/log/nvidia-uninstall.log"))) {
+        traces.push_back({"/var/log/nvidia-installer.log", "present"});
     }
     if (traces.empty()) {
         return;

@@ -330,7 +330,8 @@ std::map<std::string, RepositorySpec> read_repositories(const Reader& r, const N
 }
 
 DriverSpec read_driver(const Reader& r, const Node& n) {
-    r.expect_map(n, "driver", {"branch", "version", "flavor", "hold", "hold_kernel"});
+    r.expect_map(n, "driver",
+                 {"branch", "version", "flavor", "hold", "hold_kernel", "replace_runfile"});
     DriverSpec d;
     const auto& branch = r.required(n, "driver", "branch");
     d.branch = r.safe(branch, "driver.branch", "a driver branch such as \"550\"");
@@ -347,6 +348,9 @@ DriverSpec read_driver(const Reader& r, const Node& n) {
     }
     if (const auto* v = get(n, "hold_kernel")) {
         d.hold_kernel = r.boolean(*v, "driver.hold_kernel");
+    }
+    if (const auto* v = get(n, "replace_runfile")) {
+        d.replace_runfile = r.boolean(*v, "driver.replace_runfile");
     }
     if (const auto* v = get(n, "version")) {
         const auto text = r.safe(*v, "driver.version", "an exact driver such as \"550.90.07\"");

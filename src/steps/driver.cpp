@@ -161,7 +161,7 @@ public:
             r.reason = "profile has no driver section";
             return r;
         }
-        if (block_on_runfile_driver(ctx, r)) {
+        if (block_on_runfile_driver(ctx, sys, r)) {
             return r;
         }
         const auto& d = *ctx.profile.driver;
@@ -232,6 +232,8 @@ public:
     StepStatus apply(const StepContext& ctx, System& sys, const CheckResult& planned,
                      ApplyPhase phase) override {
         if (phase == ApplyPhase::prepare) {
+            // driver.replace_runfile: the runfile driver goes before the packages arrive.
+            remove_runfile_driver(ctx, sys);
             // A branch change: the old closure is released so the transaction may replace it.
             if (!planned.unholds.empty()) {
                 run_checked(sys, make_package_manager(ctx.facts)->unhold(planned.unholds));
@@ -244,7 +246,11 @@ public:
         if (const auto unheld = driver_unheld(d, sys, *pm, pkgs); !unheld.empty()) {
             run_checked(sys, pm->hold(unheld));
         }
-        if (!module_loaded(sys, d.branch)) {
+        // The module of the driver this transaction installed: another one still loaded (an
+        // older build of the branch, a runfile's that its uninstaller could not unload) keeps
+        // the new one out until a reboot, as another branch's does.
+        m_installed = installed_version(planned, d.branch);
+        if (!module_loaded(sys, d.branch, m_installed)) {
             if (ctx.facts.nouveau_loaded || sys.exists("/sys/module/nouveau")) {
                 return StepStatus::reboot_required;
             }
@@ -254,7 +260,7 @@ public:
             m_modprobe = probe.ok() ? std::string()
                                     : fmt::format("modprobe nvidia (exit {}): {}", probe.exit_code,
                                                   std::string(trim(tail_lines(probe.err, 6))));
-            if (!module_loaded(sys, d.branch)) {
+            if (!module_loaded(sys, d.branch, m_installed)) {
                 return StepStatus::reboot_required;
             }
         }
@@ -278,10 +284,7 @@ public:
         if (!ctx.profile.driver) {
             return {};
         }
-        std::vector<std::string> parts{ctx.facts.nouveau_loaded
-                                           ? "nouveau is loaded"
-                                           : std::string("no NVIDIA module of branch ") +
-                                                 ctx.profile.driver->branch + " is loaded"};
+        std::vector<std::string> parts{loaded_words(ctx, sys)};
         if (!m_modprobe.empty()) {
             parts.push_back(m_modprobe);
         }
@@ -306,7 +309,57 @@ public:
     }
 
 private:
-    std::string m_modprobe; ///< modprobe's stderr from the last failed load
+    std::string m_modprobe;  ///< modprobe's stderr from the last failed load
+    std::string m_installed; ///< the driver version the last transaction installed; empty: none
+
+    /// What is loaded instead of the module apply wants, for the reboot's evidence.
+    [[nodiscard]] std::string loaded_words(const StepContext& ctx, const System& sys) const {
+        if (ctx.facts.nouveau_loaded) {
+            return "nouveau is loaded";
+        }
+        const auto& branch = ctx.profile.driver->branch;
+        const auto text = sys.read_file("/proc/driver/nvidia/version");
+        const auto drv = text ? parse_proc_driver_version(*text) : std::nullopt;
+        if (drv && !m_installed.empty() && starts_with(drv->version, branch + ".")) {
+            return fmt::format("the loaded NVIDIA module is {}, not the installed {}", drv->version,
+                               m_installed);
+        }
+        return "no NVIDIA module of branch " + branch + " is loaded" +
+               (drv ? " (" + drv->version + " is)" : std::string());
+    }
+
+    /// The driver in a package version of the branch: "550.127.08" from 550.127.08-1,
+    /// 550.127.08-0ubuntu1 or 3:550.127.08-1.el9; empty for another branch's or none.
+    static std::string driver_of(std::string_view version, const std::string& branch) {
+        if (const auto colon = version.find(':'); colon != std::string_view::npos) {
+            version.remove_prefix(colon + 1);
+        }
+        version = version.substr(0, version.find('-'));
+        return starts_with(version, branch + ".") ? std::string(version) : std::string();
+    }
+
+    /// The driver version this step's transaction installs; empty when it installs none at a
+    /// known version (nothing, or the distribution's own build).
+    static std::string installed_version(const CheckResult& planned, const std::string& branch) {
+        for (const auto& pin : planned.installs) {
+            if (auto v = driver_of(pin.version, branch); !v.empty()) {
+                return v;
+            }
+        }
+        return {};
+    }
+
+    /// The driver version the installed top-level driver packages carry; empty when unknown.
+    static std::string installed_version(const StepContext& ctx) {
+        for (const auto& name : root_packages(ctx)) {
+            if (const auto it = ctx.facts.packages.find(name); it != ctx.facts.packages.end()) {
+                if (auto v = driver_of(it->second, ctx.profile.driver->branch); !v.empty()) {
+                    return v;
+                }
+            }
+        }
+        return {};
+    }
 
     /// The rhel family: the module stream and its packages (driver_rpm.hpp), then the same
     /// holds and loaded-module judgement as on apt.
@@ -371,18 +424,26 @@ private:
             fmt::format("driver branch change to {}: removes {}", branch, join(r.removals, ", "))));
     }
 
-    static bool module_loaded(const System& sys, const std::string& branch) {
+    /// A module of `branch` is loaded; exactly `version` when that is known.
+    static bool module_loaded(const System& sys, const std::string& branch,
+                              const std::string& version) {
         const auto text = sys.read_file("/proc/driver/nvidia/version");
         if (!text) {
             return false;
         }
         const auto drv = parse_proc_driver_version(*text);
-        return drv && starts_with(drv->version, branch + ".");
+        return drv && starts_with(drv->version, branch + ".") &&
+               (version.empty() || drv->version == version);
     }
 
+    /// The installed driver's module is the loaded one (its branch, when the version is unknown).
     static bool loaded_ok(const StepContext& ctx) {
-        return ctx.facts.driver &&
-               starts_with(ctx.facts.driver->version, ctx.profile.driver->branch + ".");
+        if (!ctx.facts.driver ||
+            !starts_with(ctx.facts.driver->version, ctx.profile.driver->branch + ".")) {
+            return false;
+        }
+        const auto installed = installed_version(ctx);
+        return installed.empty() || installed == ctx.facts.driver->version;
     }
 
     static std::string not_loaded_reason(const StepContext& ctx) {
@@ -390,8 +451,11 @@ private:
             return "driver installed; nouveau still holds the GPUs until a reboot";
         }
         if (ctx.facts.driver) {
-            return fmt::format("driver {} is loaded but branch {} is installed; a reboot loads it",
-                               ctx.facts.driver->version, ctx.profile.driver->branch);
+            const auto installed = installed_version(ctx);
+            return fmt::format("driver {} is loaded but {} is installed; a reboot loads it",
+                               ctx.facts.driver->version,
+                               installed.empty() ? "branch " + ctx.profile.driver->branch
+                                                 : installed);
         }
         return "driver installed but its kernel module is not loaded";
     }

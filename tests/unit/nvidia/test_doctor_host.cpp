@@ -56,6 +56,24 @@ TEST(DoctorHostChecks, RunfileDriverNextToPackages) {
     EXPECT_EQ(findings[0].evidence[0].command, "/usr/bin/nvidia-uninstall");
 }
 
+// After `nvidia-installer --uninstall` (driver.replace_runfile) the installer's log stays, beside
+// the uninstaller's own: history, not a runfile driver next to the packages.
+TEST(DoctorHostChecks, TheInstallerLogAfterAnUninstallIsNoConflict) {
+    DoctorHost h;
+    h.sys.add_file("/var/log/nvidia-installer.log", "installer version: 550.90.07\n");
+    const auto before = h.run();
+    ASSERT_EQ(finding_ids(before), std::vector<std::string>{"runfile-driver-conflict"});
+    EXPECT_EQ(before[0].evidence[0].command, "/var/log/nvidia-installer.log");
+    h.sys.add_file("/var/log/nvidia-uninstall.log", "uninstall done\n");
+    EXPECT_TRUE(h.run().empty());
+    // A runfile installed again after that uninstall is a conflict again.
+    h.sys.add_file("/usr/bin/nvidia-uninstall", "#!/bin/sh\n");
+    const auto again = h.run();
+    ASSERT_EQ(finding_ids(again), std::vector<std::string>{"runfile-driver-conflict"});
+    ASSERT_EQ(again[0].evidence.size(), 3U); // both traces and the packages
+    EXPECT_EQ(again[0].evidence[1].command, "/var/log/nvidia-installer.log");
+}
+
 TEST(DoctorHostChecks, DpkgAuditProblems) {
     DoctorHost h;
     h.sys.on_command({"dpkg", "--audit"},
@@ -105,6 +123,7 @@ TEST(DoctorHostChecks, RunfileDriverAloneIsExplained) {
     EXPECT_EQ(f->evidence[0].command, "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.90.07");
     EXPECT_EQ(f->evidence[0].excerpt, "belongs to no installed package");
     EXPECT_NE(f->fix.find("nvidia-installer --uninstall"), std::string::npos);
+    EXPECT_NE(f->fix.find("`driver.replace_runfile: true`"), std::string::npos) << f->fix;
     // With driver packages next to it, the conflict finding speaks instead.
     h.facts.packages = {{"nvidia-driver-535", "535.129.03-0ubuntu1"}};
     EXPECT_EQ(find_finding(h.run(), "runfile-driver"), nullptr);

@@ -96,6 +96,23 @@ TEST(Validation, HostDisksErrorsPointAtTheEntry) {
     EXPECT_TRUE(contains(e.message(), "listed twice")) << e.what();
 }
 
+// driver.replace_runfile: a bool, off unless the profile says so; anything else is refused at
+// its line and column with the allowed values, and a misspelt key with the right one.
+TEST(Validation, DriverReplaceRunfileIsABool) {
+    EXPECT_FALSE(load("name: x\ndriver: {branch: \"550\"}\n").driver->replace_runfile);
+    EXPECT_TRUE(load("name: x\ndriver:\n  branch: \"550\"\n  replace_runfile: true\n")
+                    .driver->replace_runfile);
+    auto e = load_error("name: x\ndriver:\n  branch: \"550\"\n  replace_runfile: maybe\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_EQ(e.col(), 20);
+    EXPECT_TRUE(
+        contains(e.message(), "'driver.replace_runfile' must be true or false; got 'maybe'"))
+        << e.what();
+    e = load_error("name: x\ndriver:\n  branch: \"550\"\n  replace_runfiles: true\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "did you mean 'replace_runfile'")) << e.what();
+}
+
 TEST(Validation, PinnedToolkitAndDriverVersions) {
     const auto p = load("name: x\ndriver: {branch: \"550\", version: \"550.90.07\"}\n"
                         "cuda: {version: \"12.4.1\"}\n");
