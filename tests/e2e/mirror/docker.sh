@@ -14,7 +14,8 @@ CONTAINERD_VER=1.7.22-1
 
 docker_debs() {
     local standin="$HERE/../lib/docker-standin" ver=${DOCKER_VER#*:}
-    MAINT='Docker <support@docker.com>'
+    # shellcheck disable=SC2034 # mkdeb reads it (dynamic scope), for these packages only
+    local MAINT='Docker <support@docker.com>'
     sed 's/^VERSION=.*/VERSION="27.3.1, build 41ca978" # Docker CE 27.3.1 (dockerd)/' "$standin" |
         put docker-ce "$DOCKER_VER" /usr/bin/dockerd 0755
     sed 's/^VERSION=.*/VERSION="27.3.1, build ce12230" # Docker CE 27.3.1 (cli)/' "$standin" |
@@ -36,7 +37,6 @@ docker_debs() {
     for p in docker-ce docker-ce-cli; do
         mv "$OUT/pool/${p}_${DOCKER_VER}_amd64.deb" "$OUT/pool/${p}_${ver}_amd64.deb"
     done
-    MAINT='cudatools <cudatools@nvidia.com>'
 }
 
 docker_repo() { # the dists repository at www/docker/linux/debian, and its key as .../gpg
@@ -45,10 +45,10 @@ docker_repo() { # the dists repository at www/docker/linux/debian, and its key a
     ln "$OUT"/pool/docker-ce_*.deb "$OUT"/pool/docker-ce-cli_*.deb "$OUT"/pool/containerd.io_*.deb \
         "$top/pool/stable/amd64/"
     (
-        cd "$top"
+        cd "$top" || exit 1
         apt-ftparchive packages pool/stable >dists/bookworm/stable/binary-amd64/Packages 2>/dev/null
         gzip -9nc dists/bookworm/stable/binary-amd64/Packages >dists/bookworm/stable/binary-amd64/Packages.gz
-        cd dists/bookworm
+        cd dists/bookworm || exit 1
         apt-ftparchive -o APT::FTPArchive::Release::Origin=Docker -o APT::FTPArchive::Release::Label=Docker \
             -o APT::FTPArchive::Release::Suite=bookworm -o APT::FTPArchive::Release::Codename=bookworm \
             -o APT::FTPArchive::Release::Components=stable -o APT::FTPArchive::Release::Architectures=amd64 \
