@@ -24,6 +24,12 @@ struct DockerCeEngine : ::testing::Test {
         p.container->engine = "docker-ce";
         return p;
     }();
+
+    /// The container-toolkit step's check (which plans the engine) on `host`.
+    CheckResult check(TestHost& host) const {
+        StepRunner run(host, profile);
+        return run.check("container-toolkit");
+    }
 };
 
 bool fetched(const TestHost& host, const std::string& url) {
@@ -35,8 +41,7 @@ bool fetched(const TestHost& host, const std::string& url) {
 
 TEST_F(DockerCeEngine, PlansTheDistsRepositoryAndTheThreePackagesAtTheIndexVersions) {
     TestHost host;
-    StepRunner run(host, profile);
-    const auto r = run.check("container-toolkit");
+    const auto r = check(host);
     EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
     // apt's dists layout, never the flat one.
     EXPECT_TRUE(fetched(host, kDockerDists + "InRelease"));
@@ -105,8 +110,7 @@ TEST_F(DockerCeEngine, InstalledEngineNeedsNoRepository) {
     host.set_package("docker-ce", kDockerVersion);
     host.set_package("docker-ce-cli", kDockerVersion);
     host.set_package("containerd.io", "1.7.22-1");
-    StepRunner run(host, profile);
-    const auto r = run.check("container-toolkit");
+    const auto r = check(host);
     EXPECT_NE(r.status, StepStatus::blocked) << r.reason;
     EXPECT_FALSE(fetched(host, kDockerDists + "InRelease"));
     for (const auto& c : r.changes) {
@@ -117,8 +121,7 @@ TEST_F(DockerCeEngine, InstalledEngineNeedsNoRepository) {
 TEST_F(DockerCeEngine, AKeyThatIsNotThePinIsRefused) {
     profile.repositories["docker"].key_fingerprint = "0123456789ABCDEF0123456789ABCDEF01234567";
     TestHost host;
-    StepRunner run(host, profile);
-    const auto r = run.check("container-toolkit");
+    const auto r = check(host);
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "profile pins 0123456789ABCDEF0123456789ABCDEF01234567"))
         << r.reason;
@@ -129,8 +132,7 @@ TEST_F(DockerCeEngine, DockersOwnUrlPinnedWithAnotherKeyBlocksBeforeAnyDownload)
     auto& spec = profile.repositories["docker"];
     spec.url = "https://download.docker.com/linux/debian";
     TestHost host;
-    StepRunner run(host, profile);
-    const auto r = run.check("container-toolkit");
+    const auto r = check(host);
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "Docker signs https://download.docker.com/linux/debian with "
                                    "9DC858229FC7DD38854AE2D88D81803C0EBFCD88"))
@@ -146,8 +148,7 @@ TEST_F(DockerCeEngine, UnpinnedDockerUrlFetchesDockersKeyAndRefusesAnyOther) {
     TestHost host;
     host.sys.on_url("https://download.docker.com/linux/debian/gpg",
                     http_ok(read_fixture("engine/test-key.asc")));
-    StepRunner run(host, profile);
-    const auto r = run.check("container-toolkit");
+    const auto r = check(host);
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "key at https://download.docker.com/linux/debian/gpg has "
                                    "fingerprint " +
