@@ -34,6 +34,18 @@ struct CudaRelease {
     bool confirmed = true; ///< false: min_driver is only "<branch>.0" (13.3, 13.4)
 };
 
+/// Docker's package repositories; as a profile's repositories.docker.url it stands for Docker's
+/// repository of the host's distro (DistroRepo::docker).
+inline constexpr std::string_view kDockerRepoRoot = "https://download.docker.com/linux/";
+
+/// Docker's own package repository for a distro (container.engine docker-ce).
+struct DockerRepo {
+    std::string url;   ///< "https://download.docker.com/linux/debian"; may hold {pkgarch}
+    std::string suite; ///< apt's Suites ("bookworm"); empty on the rhel family (a baseurl)
+    std::string key_url;
+    std::string key_fingerprint;
+};
+
 struct DistroRepo {
     std::string slug;       ///< "debian12"
     std::string os;         ///< the host.os id profiles use: "debian-12", "ubuntu-22.04"
@@ -43,8 +55,9 @@ struct DistroRepo {
     /// index decides about releases newer than the matrix).
     std::optional<DottedVersion> cuda_max;
     std::string key_fingerprint;
-    std::string key_file;  ///< "3bf863cc.pub"
-    bool confirmed = true; ///< false: cuda_min/cuda_max are inferred, not seen
+    std::string key_file;             ///< "3bf863cc.pub"
+    bool confirmed = true;            ///< false: cuda_min/cuda_max are inferred, not seen
+    std::optional<DockerRepo> docker; ///< Docker's repository for this distro, if it has one
     /// True when the repo carries cuda-toolkit-X-Y for this major.minor.
     [[nodiscard]] bool carries(const DottedVersion& cuda) const {
         return cuda_min <= cuda && (!cuda_max || cuda <= *cuda_max);
@@ -254,6 +267,8 @@ public:
     [[nodiscard]] static bool is_nvidia_cuda_repo(std::string_view url);
     /// True when `url` points at NVIDIA's container toolkit repository.
     [[nodiscard]] static bool is_nvidia_container_repo(std::string_view url);
+    /// True when `url` points at Docker's own package repositories (download.docker.com/linux/).
+    [[nodiscard]] static bool is_docker_repo(std::string_view url);
 
     /// Minor version compatibility floor of a CUDA major, if NVIDIA defines one.
     [[nodiscard]] const MinorVersionCompat* minor_version_compat(int cuda_major) const;

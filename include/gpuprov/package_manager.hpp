@@ -22,6 +22,10 @@ struct SimulatedRepo {
     std::string source_text;     ///< the deb822 stanza to use instead
     std::string inrelease_file;  ///< verified copies in gpuprov's cache
     std::string packages_file;
+    /// Where apt fetches them from (its lists name each copy after this URL): URL/InRelease,
+    /// or URL/dists/SUITE/InRelease and .../COMPONENT/binary-ARCH/Packages (repo.hpp).
+    std::string inrelease_url;
+    std::string packages_url;
 };
 
 struct SimulationRequest {

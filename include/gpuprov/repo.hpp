@@ -46,9 +46,25 @@ struct ResolvedRepo {
     /// Where key_url and key_fingerprint come from: "pinned by the profile", or NVIDIA's key for
     /// the host's distro ("NVIDIA's D42D0685.pub (rhel9), from gpuprov's version matrix").
     std::string key_source;
-    bool nvidia_key = false; ///< key_url and key_fingerprint are NVIDIA's, not the profile's pin
+    /// key_url and key_fingerprint are the matrix's (NVIDIA's or Docker's), not the profile's pin
+    bool matrix_key = false;
     bool allow_insecure = false;
+    /// apt's Suites and Components: empty for a flat repository (NVIDIA's: `Suites: /`), the
+    /// release codename and "stable" for Docker's dists repository.
+    std::string suite;
+    std::string component;
+    std::string pkgarch; ///< the package architecture of the dists index ("amd64")
 };
+
+/// The profile repository that holds Docker's packages (container.engine docker-ce).
+inline constexpr const char* kDockerRepoName = "docker";
+
+/// Where an apt repository's InRelease sits: the URL of a flat repository, URL/dists/SUITE/ of
+/// a dists one (apt fetches {url}/dists/{suite}/InRelease).
+[[nodiscard]] std::string release_dir_url(const ResolvedRepo& repo);
+/// The Packages file's name in the InRelease and relative to release_dir_url: "Packages" for a
+/// flat repository, "stable/binary-amd64/Packages" for a dists one.
+[[nodiscard]] std::string packages_entry(const ResolvedRepo& repo);
 
 /// Fills the URL templates: {distro} (repo slug), {arch} (x86_64, sbsa), {pkgarch} (amd64 on
 /// Debian, x86_64 on rpm), {pkgformat} ("deb" or "rpm": NVIDIA's container toolkit repository
@@ -60,7 +76,10 @@ struct ResolvedRepo {
 /// signing key. A profile that pins key_url and key_fingerprint gets exactly its pin; one that
 /// pins neither (only allowed on NVIDIA's CUDA URL) gets the key NVIDIA documents for the host's
 /// distro from the version matrix: <url><key_file> with its fingerprint (D42D0685 on rhel8/9,
-/// 3bf863cc on Ubuntu/Debian). The one place a repository's key is decided. When the matrix
+/// 3bf863cc on Ubuntu/Debian). The repository named "docker" is Docker's dists repository:
+/// suite from the matrix's `docker` entry for the distro, component stable, and, unpinned on
+/// Docker's own URL, the matrix's URL and key for the distro. The one place a repository's key
+/// is decided. When the matrix
 /// knows no key for the distro, key_fingerprint stays empty (every key is then refused) and
 /// key_source says why.
 [[nodiscard]] ResolvedRepo resolve_host_repo(const RepositorySpec& spec, const HostFacts& facts,

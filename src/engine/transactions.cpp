@@ -88,13 +88,14 @@ std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const System&
         // same keyring (it holds the pinned key) so apt sees one Signed-By value for the URL.
         const auto placement = steps::apt_repo_placement(ctx, sys, name);
         const auto keyring = placement.adopted ? placement.files.keyring : dir + "/key.gpg";
-        out.push_back(SimulatedRepo{
-            .url = state.repo.url,
-            .replaces_source = steps::apt_repo_files(name).source,
-            .source_text = fmt::format("Types: deb\nURIs: {}\nSuites: /\nSigned-By: {}\n",
-                                       state.repo.url, keyring),
-            .inrelease_file = dir + "/InRelease",
-            .packages_file = dir + "/Packages"});
+        out.push_back(SimulatedRepo{.url = state.repo.url,
+                                    .replaces_source = steps::apt_repo_files(name).source,
+                                    .source_text = steps::deb822_stanza(state.repo, keyring),
+                                    .inrelease_file = dir + "/InRelease",
+                                    .packages_file = dir + "/Packages",
+                                    .inrelease_url = release_dir_url(state.repo) + "InRelease",
+                                    .packages_url =
+                                        release_dir_url(state.repo) + packages_entry(state.repo)});
     }
     return out;
 }

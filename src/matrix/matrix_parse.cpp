@@ -145,13 +145,31 @@ std::vector<CudaRelease> read_cuda(const Reader& r, const YAML::Node& list) {
     return out;
 }
 
+DockerRepo read_docker(const Reader& r, const YAML::Node& map, const std::string& family) {
+    r.expect_map(map, "a distros row's 'docker'");
+    r.only_keys(map, {"url", "suite", "key_url", "key_fingerprint"});
+    DockerRepo d;
+    d.url = r.string(map, "url");
+    if (!Matrix::is_docker_repo(d.url + "/")) {
+        r.fail(map["url"], "'url' must be Docker's https://download.docker.com/linux/...");
+    }
+    if (family == "debian") {
+        d.suite = r.string(map, "suite"); // apt's dists/<suite>: the release codename
+    } else if (map["suite"]) {
+        r.fail(map["suite"], "'suite' is apt's; a rhel-family url is dnf's baseurl");
+    }
+    d.key_url = r.string(map, "key_url");
+    d.key_fingerprint = r.fingerprint(map, "key_fingerprint");
+    return d;
+}
+
 std::vector<DistroRepo> read_distros(const Reader& r, const YAML::Node& list) {
     r.expect_seq(list, "'distros'");
     std::vector<DistroRepo> out;
     for (const auto& row : list) {
         r.expect_map(row, "a distros row");
         r.only_keys(row, {"slug", "os", "family", "cuda_min", "cuda_max", "key_file",
-                          "key_fingerprint", "confirmed"});
+                          "key_fingerprint", "confirmed", "docker"});
         DistroRepo d;
         d.slug = r.string(row, "slug");
         d.os = r.string(row, "os");
@@ -169,6 +187,9 @@ std::vector<DistroRepo> read_distros(const Reader& r, const YAML::Node& list) {
         d.key_file = r.string(row, "key_file");
         d.key_fingerprint = r.fingerprint(row, "key_fingerprint");
         d.confirmed = r.boolean(row, "confirmed", true);
+        if (const auto docker = row["docker"]) {
+            d.docker = read_docker(r, docker, d.family);
+        }
         out.push_back(std::move(d));
     }
     return out;

@@ -234,6 +234,10 @@ bool Matrix::is_nvidia_container_repo(std::string_view url) {
     return starts_with(url, "https://nvidia.github.io/libnvidia-container/");
 }
 
+bool Matrix::is_docker_repo(std::string_view url) {
+    return starts_with(url, kDockerRepoRoot);
+}
+
 std::optional<Matrix::NvidiaKey> Matrix::nvidia_repo_key(std::string_view url,
                                                          const std::string& slug) const {
     if (is_nvidia_container_repo(url)) {

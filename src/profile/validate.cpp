@@ -16,7 +16,7 @@ const std::vector<std::string> k_step_ids = {
     "cuda-toolkit",      "cudnn",   "nccl",       "tensorrt", "infiniband",
     "container-toolkit", "tuning",  "monitoring", "verify"};
 
-const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit"};
+const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit", "docker"};
 
 std::string kind_name(const Node& n) {
     switch (n.kind) {
@@ -279,12 +279,16 @@ RepositorySpec read_repository(const Reader& r, const std::string& name, const N
         // Unpinned: NVIDIA's key for the host's distro, from the version matrix
         // (resolve_host_repo). Only NVIDIA's CUDA URL has one per distro; any other URL (a
         // mirror re-signs with its own key) must say which key it trusts.
-        if (!Matrix::is_nvidia_cuda_repo(spec.url)) {
+        // Likewise Docker's own URL as repositories.docker: Docker's key for the distro.
+        if (!Matrix::is_nvidia_cuda_repo(spec.url) &&
+            !(name == "docker" && Matrix::is_docker_repo(spec.url))) {
             fail(n.key_pos,
                  "'" + path + "' has no key_url and key_fingerprint; only NVIDIA's CUDA " +
                      "repository (https://developer.download.nvidia.com/compute/cuda/repos/...) " +
-                     "gets NVIDIA's key for the host's distro from gpuprov's version matrix. " +
-                     "Pin the key that signs " + spec.url + ": add key_url and key_fingerprint");
+                     "and Docker's (repositories.docker: " + std::string(kDockerRepoRoot) +
+                     ") get their publisher's key for the host's distro from gpuprov's version " +
+                     "matrix. Pin the key that signs " + spec.url +
+                     ": add key_url and key_fingerprint");
         }
         return spec;
     }
@@ -652,6 +656,12 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "container")) {
         p.container = read_container(r, *v);
+        if (p.container->engine == "docker-ce" && p.repositories.count("docker") == 0) {
+            // Docker's own repository for the host's distro, key from the matrix
+            // (resolve_host_repo); repositories.docker overrides it with a mirror.
+            p.repositories.emplace(
+                "docker", RepositorySpec{.name = "docker", .url = std::string(kDockerRepoRoot)});
+        }
     }
     if (const auto* v = get(root, "fabric_manager")) {
         const auto mode = r.one_of(*v, "fabric_manager", {"auto", "true", "false"});

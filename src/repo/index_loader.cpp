@@ -65,7 +65,7 @@ Checked<OpenPgpKey> checked_key(std::string_view data, const ResolvedRepo& repo,
     if (parsed.key->fingerprint != repo.key_fingerprint) {
         return {std::nullopt,
                 fmt::format("key at {} has fingerprint {}, {}", where, parsed.key->fingerprint,
-                            repo.nvidia_key ? fmt::format("expected {} ({})", repo.key_fingerprint,
+                            repo.matrix_key ? fmt::format("expected {} ({})", repo.key_fingerprint,
                                                           repo.key_source)
                                             : "profile pins " + repo.key_fingerprint)};
     }
@@ -227,15 +227,14 @@ GpgvVerdict gpgv_verdict(const System& sys, std::vector<std::string> argv, const
     return {{}, std::move(r.out)};
 }
 
-Checked<std::vector<PackageRecord>> checked_packages(const std::string& signed_text,
-                                                     const std::string& body,
-                                                     const std::string& inrelease_url,
-                                                     const std::string& packages_url) {
-    const auto entry = release_entry(signed_text, "Packages");
+Checked<std::vector<PackageRecord>>
+checked_packages(const std::string& signed_text, const std::string& body, const std::string& name,
+                 const std::string& inrelease_url, const std::string& packages_url) {
+    const auto entry = release_entry(signed_text, name);
     if (!entry) {
         return {std::nullopt, fmt::format("InRelease at {} lists no SHA256 for an uncompressed "
-                                          "'Packages' file",
-                                          inrelease_url)};
+                                          "'{}' file",
+                                          inrelease_url, name)};
     }
     if (body.size() != entry->size) {
         return {std::nullopt, fmt::format("Packages at {} is {} bytes, InRelease says {} (a "
@@ -254,8 +253,12 @@ Checked<std::vector<PackageRecord>> checked_packages(const std::string& signed_t
 std::string stamp_text(std::chrono::system_clock::time_point when, const ResolvedRepo& repo) {
     const auto secs =
         std::chrono::duration_cast<std::chrono::seconds>(when.time_since_epoch()).count();
-    return fmt::format("fetched {}\nurl {}\nkey_url {}\nkey_fingerprint {}\n", secs, repo.url,
-                       repo.key_url, repo.key_fingerprint);
+    // A dists repository's stamp also names its index, so another suite is another repository.
+    const auto index = repo.suite.empty()
+                           ? std::string()
+                           : "index " + release_dir_url(repo) + packages_entry(repo) + "\n";
+    return fmt::format("fetched {}\nurl {}\nkey_url {}\nkey_fingerprint {}\n{}", secs, repo.url,
+                       repo.key_url, repo.key_fingerprint, index);
 }
 
 /// Whether the cache's stamp belongs to this URL and pin and is younger than `max_age`.
@@ -311,7 +314,8 @@ std::optional<IndexLoadResult> from_cache(System& sys, const ResolvedRepo& repo,
         return std::nullopt;
     }
     // The parsed copy saved with this very Packages file spares reading, hashing and parsing it.
-    const auto entry = release_entry(*text.value, "Packages");
+    const auto name = packages_entry(repo);
+    const auto entry = release_entry(*text.value, name);
     auto records =
         entry ? repo_detail::load_parsed_index(sys, paths.packages, entry->sha256) : std::nullopt;
     if (!records) {
@@ -319,7 +323,7 @@ std::optional<IndexLoadResult> from_cache(System& sys, const ResolvedRepo& repo,
         if (!packages) {
             return std::nullopt;
         }
-        auto checked = checked_packages(*text.value, *packages, paths.inrelease.string(),
+        auto checked = checked_packages(*text.value, *packages, name, paths.inrelease.string(),
                                         paths.packages.string());
         if (!checked.value) {
             return std::nullopt;
@@ -382,8 +386,11 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     if (!key.value) {
         return failed(key.error);
     }
-    const auto inrelease_url = repo.url + "InRelease";
-    const auto packages_url = repo.url + "Packages";
+    // Flat: URL/InRelease and URL/Packages; dists: URL/dists/SUITE/InRelease and
+    // URL/dists/SUITE/COMPONENT/binary-ARCH/Packages, listed under that name in the InRelease.
+    const auto name = packages_entry(repo);
+    const auto inrelease_url = release_dir_url(repo) + "InRelease";
+    const auto packages_url = release_dir_url(repo) + name;
     try {
         // The stamp goes first, so a run killed half-way leaves a cache that is never trusted.
         sys.remove_file(paths.stamp);
@@ -404,14 +411,14 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     if (!text.value) {
         return failed(text.error);
     }
-    const auto entry = release_entry(*text.value, "Packages");
+    const auto entry = release_entry(*text.value, name);
     auto packages =
         fetch_body(sys, packages_url,
                    std::max<std::size_t>(FetchRequest{}.max_bytes, entry ? entry->size : 0));
     if (!packages.value) {
         return failed(packages.error);
     }
-    auto index = checked_packages(*text.value, *packages.value, inrelease_url, packages_url);
+    auto index = checked_packages(*text.value, *packages.value, name, inrelease_url, packages_url);
     if (!index.value) {
         return failed(index.error);
     }

@@ -51,10 +51,66 @@ ResolvedRepo resolve_repo(const RepositorySpec& spec, const std::string& distro,
     return r;
 }
 
+std::string release_dir_url(const ResolvedRepo& repo) {
+    return repo.suite.empty() ? repo.url : repo.url + "dists/" + repo.suite + "/";
+}
+
+std::string packages_entry(const ResolvedRepo& repo) {
+    return repo.suite.empty() ? std::string("Packages")
+                              : repo.component + "/binary-" + repo.pkgarch + "/Packages";
+}
+
+namespace {
+
+/// Docker's repository (profile repository "docker"): a dists repository on apt (Docker's
+/// install docs: Suites: <codename>, Components: stable), a baseurl on dnf; unpinned on
+/// Docker's own URL, its URL and key for this distro from the matrix.
+ResolvedRepo resolve_docker_repo(const RepositorySpec& spec, const HostFacts& facts,
+                                 const Matrix& matrix, ResolvedRepo r) {
+    const auto* distro = matrix.distro(facts.os.repo_slug);
+    const auto* docker = distro != nullptr && distro->docker ? &*distro->docker : nullptr;
+    const auto where = facts.os.repo_slug.empty() ? std::string("this OS") : facts.os.repo_slug;
+    if (docker == nullptr) {
+        r.key_fingerprint.clear();
+        r.key_source = "none: gpuprov's version matrix has no Docker repository for " + where;
+        return r;
+    }
+    if (facts.os.family != "rhel") {
+        r.suite = docker->suite;
+        r.component = "stable";
+        r.pkgarch = facts.pkg_arch;
+    }
+    if (!spec.key_fingerprint.empty()) {
+        r.key_source = "pinned by the profile";
+        return r;
+    }
+    const auto own = resolve_repo({.name = spec.name, .url = docker->url}, facts.os.repo_slug,
+                                  facts.repo_arch, facts.pkg_arch, package_format(facts.os.family));
+    // Unpinned is only allowed on Docker's own host (profile validation): its root
+    // (https://download.docker.com/linux/) means this distro's repository.
+    if (spec.url != kDockerRepoRoot && r.url != own.url) {
+        r.key_source = "none: the profile pins no key and " + r.url +
+                       " is not Docker's repository for " + where + " (" + own.url +
+                       "); pin the key that signs it";
+        return r;
+    }
+    r.url = own.url;
+    r.key_url = docker->key_url;
+    r.key_fingerprint = docker->key_fingerprint;
+    r.matrix_key = true;
+    r.key_source = "Docker's key for " + where + ", from gpuprov's version matrix";
+    return r;
+}
+
+} // namespace
+
 ResolvedRepo resolve_host_repo(const RepositorySpec& spec, const HostFacts& facts,
                                const Matrix& matrix) {
     auto r = resolve_repo(spec, facts.os.repo_slug, facts.repo_arch, facts.pkg_arch,
                           package_format(facts.os.family));
+    if (spec.name == kDockerRepoName) {
+        return resolve_docker_repo(spec, facts, matrix, std::move(r));
+    }
     if (!spec.key_fingerprint.empty()) {
         r.key_source = "pinned by the profile";
         return r;
@@ -73,7 +129,7 @@ ResolvedRepo resolve_host_repo(const RepositorySpec& spec, const HostFacts& fact
     // (nvidia-facts.md §2.1: gpgkey=.../repos/rhel9/x86_64/D42D0685.pub).
     r.key_url = r.url + distro->key_file;
     r.key_fingerprint = distro->key_fingerprint;
-    r.nvidia_key = true;
+    r.matrix_key = true;
     r.key_source =
         "NVIDIA's " + distro->key_file + " (" + distro->slug + "), from gpuprov's version matrix";
     return r;

@@ -217,9 +217,8 @@ private:
             const auto& r = req.repos[i];
             sys.write_file_atomic(fmt::format("{}/gpuprov-sim-{}.sources", parts, i), r.source_text,
                                   0644);
-            const auto base = lists + "/" + apt_list_name(r.url);
-            sys.make_symlink(r.inrelease_file, base + "InRelease");
-            sys.make_symlink(r.packages_file, base + "Packages");
+            sys.make_symlink(r.inrelease_file, lists + "/" + apt_list_name(r.inrelease_url));
+            sys.make_symlink(r.packages_file, lists + "/" + apt_list_name(r.packages_url));
         }
         return {"-o", "Dir::Etc::sourceparts=" + parts,
                 "-o", "Dir::State::Lists=" + lists,

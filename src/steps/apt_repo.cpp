@@ -22,15 +22,20 @@ AptRepoFiles apt_repo_files(const std::string& repo_name) {
             "/etc/apt/sources.list.d/gpuprov-" + repo_name + ".sources"};
 }
 
+std::string deb822_stanza(const ResolvedRepo& repo, const std::string& keyring) {
+    // NVIDIA's repositories are flat: suite "/" and no components. Docker's is a dists
+    // repository: Suites: <codename>, Components: stable (Docker's install docs).
+    if (repo.suite.empty()) {
+        return fmt::format("Types: deb\nURIs: {}\nSuites: /\nSigned-By: {}\n", repo.url, keyring);
+    }
+    return fmt::format("Types: deb\nURIs: {}\nSuites: {}\nComponents: {}\nSigned-By: {}\n",
+                       repo.url, repo.suite, repo.component, keyring);
+}
+
 std::string deb822_source(const ResolvedRepo& repo, const std::string& keyring,
                           const std::string& profile_name) {
-    // NVIDIA's repositories are flat: suite "/" and no components.
-    return fmt::format("# Managed by gpuprov (profile {}); local edits are replaced.\n"
-                       "Types: deb\n"
-                       "URIs: {}\n"
-                       "Suites: /\n"
-                       "Signed-By: {}\n",
-                       profile_name, repo.url, keyring);
+    return fmt::format("# Managed by gpuprov (profile {}); local edits are replaced.\n{}",
+                       profile_name, deb822_stanza(repo, keyring));
 }
 
 namespace {
@@ -44,6 +49,20 @@ bool keyring_ok(const System& sys, const std::string& path, const std::string& f
     }
     const auto parsed = parse_openpgp_key(*data);
     return parsed.key && parsed.key->fingerprint == fingerprint;
+}
+
+/// The key the publisher signs `spec`'s URL with when it is NVIDIA's or Docker's own, from the
+/// matrix; nullopt for a mirror (it pins its own key).
+std::optional<Matrix::NvidiaKey> publisher_key(const StepContext& ctx, const RepositorySpec& spec) {
+    if (!Matrix::is_docker_repo(spec.url)) {
+        return ctx.matrix.nvidia_repo_key(spec.url, ctx.facts.os.repo_slug);
+    }
+    const auto* distro = ctx.matrix.distro(ctx.facts.os.repo_slug);
+    if (distro == nullptr || !distro->docker) {
+        return std::nullopt;
+    }
+    return Matrix::NvidiaKey{distro->docker->key_fingerprint,
+                             "Docker's key for " + distro->slug + ", " + distro->docker->key_url};
 }
 
 ManagedFile source_file(const StepContext& ctx, const RepoState& state, const AptRepoFiles& files) {
@@ -118,23 +137,26 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
         return st;
     }
     const auto repo = resolve_host_repo(spec->second, ctx.facts, ctx.matrix);
-    // NVIDIA's repositories are flat (Suites: /): apt fetches URI + "InRelease" and
-    // URI + "Packages" and keeps each under its mangled URI.
-    const auto prefix = apt_list_name(repo.url);
-    st.inrelease = kAptLists + prefix + "InRelease";
+    // apt keeps each index file under its mangled URI: flat (Suites: /) URI + "InRelease" and
+    // URI + "Packages", dists URI + "dists/SUITE/InRelease" and
+    // URI + "dists/SUITE/COMPONENT/binary-ARCH/Packages".
+    const auto dir = release_dir_url(repo);
+    const auto name = packages_entry(repo);
+    st.inrelease = kAptLists + apt_list_name(dir + "InRelease");
     const auto lists = sys.read_file(st.inrelease);
     if (!lists) {
         st.why = "apt has no index for this source yet (no " + st.inrelease + ")";
         return st;
     }
-    const auto packages = kAptLists + prefix + "Packages";
-    const auto entry = release_entry(*lists, "Packages");
+    const auto packages_name = apt_list_name(dir + name);
+    const auto packages = kAptLists + packages_name;
+    const auto entry = release_entry(*lists, name);
     const auto stamp = sys.stamp(packages);
     if (!stamp) {
         // With Acquire::GzipIndexes (Debian's container images) apt keeps it compressed.
         bool compressed = false;
-        for (const auto& name : sys.list_dir(kAptLists)) {
-            compressed = compressed || starts_with(name, prefix + "Packages.");
+        for (const auto& file : sys.list_dir(kAptLists)) {
+            compressed = compressed || starts_with(file, packages_name + ".");
         }
         if (!compressed) {
             st.why =
@@ -172,15 +194,16 @@ void check_apt_repo(const StepContext& ctx, const System& sys, const std::string
     // without a pin gets NVIDIA's key for the distro (resolve_host_repo).
     if (const auto spec = ctx.profile.repositories.find(repo_name);
         spec != ctx.profile.repositories.end() && !spec->second.key_fingerprint.empty()) {
-        const auto want = ctx.matrix.nvidia_repo_key(spec->second.url, ctx.facts.os.repo_slug);
+        const auto want = publisher_key(ctx, spec->second);
         if (want && want->fingerprint != spec->second.key_fingerprint) {
             r.status = StepStatus::blocked;
             r.reason = fmt::format(
-                "repositories.{}.key_fingerprint is {}, but NVIDIA signs {} with {} ({}, from "
+                "repositories.{}.key_fingerprint is {}, but {} signs {} with {} ({}, from "
                 "gpuprov's version matrix); {}set key_fingerprint to {}, or point url at the "
                 "mirror that signs with {}",
-                repo_name, spec->second.key_fingerprint, spec->second.url, want->fingerprint,
-                want->what,
+                repo_name, spec->second.key_fingerprint,
+                Matrix::is_docker_repo(spec->second.url) ? "Docker" : "NVIDIA", spec->second.url,
+                want->fingerprint, want->what,
                 Matrix::is_nvidia_cuda_repo(spec->second.url)
                     ? "remove key_url and key_fingerprint to use NVIDIA's key for each host's "
                       "distro, "

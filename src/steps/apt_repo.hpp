@@ -30,6 +30,9 @@ struct AptRepoPlacement {
                                                   const std::string& repo_name);
 [[nodiscard]] std::string deb822_source(const ResolvedRepo& repo, const std::string& keyring,
                                         const std::string& profile_name);
+/// The stanza alone (Types, URIs, Suites, Components when the repository has them, Signed-By):
+/// what apt reads, also for plan's private view of the repository.
+[[nodiscard]] std::string deb822_stanza(const ResolvedRepo& repo, const std::string& keyring);
 
 /// Whether apt's lists hold this source's index as gpuprov knows the repository: an InRelease
 /// at least as new (its Date) as the one gpuprov verified, or byte-identical when either has no

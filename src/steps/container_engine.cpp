@@ -1,8 +1,10 @@
-// container.engine: the distro's Docker or containerd, never a repository gpuprov cannot pin;
+// container.engine: the distro's Docker or containerd, or docker-ce from Docker's repository with
+// the key Docker's install docs pin (version matrix, distros[].docker);
 // and `nvidia-ctk runtime configure`, held to merging (NVIDIA container toolkit install guide,
 // "Configuring Docker": the command "modifies the /etc/docker/daemon.json file on the host").
 #include "container_engine.hpp"
 
+#include "apt_repo.hpp"
 #include "common.hpp"
 
 #include <algorithm>
@@ -20,23 +22,14 @@ constexpr const char* kDockerInstall = "https://docs.docker.com/engine/install/"
 
 /// What gpuprov cannot install on this host, with the fix; empty when it can.
 std::string why_not_installable(const std::string& engine, const HostFacts& facts) {
-    if (engine == "docker-ce") {
-        return fmt::format(
-            "container.engine docker-ce is Docker's package from download.docker.com, and "
-            "gpuprov does not add that repository (its matrix pins no key for it). Add Docker's "
-            "repository as {} says, install docker-ce docker-ce-cli containerd.io, then run "
-            "gpuprov again; or use the distro's engine: container.engine: docker.io "
-            "(Debian/Ubuntu)",
-            kDockerInstall);
-    }
-    if (facts.os.family != "rhel") {
+    if (facts.os.family != "rhel" || engine == "docker-ce") {
         return {};
     }
     if (engine == "docker.io") {
         return fmt::format(
             "container.engine docker.io: {} ships podman, not Docker, and has no docker.io "
-            "package. Either install Docker CE from Docker's repository ({}rhel/) and set "
-            "container.engine: docker-ce, or run podman with CDI: container.engine: none, "
+            "package. Set container.engine: docker-ce (gpuprov adds Docker's repository, {}rhel/, "
+            "with Docker's pinned key), or run podman with CDI: container.engine: none, "
             "container.cdi: true (podman run --device nvidia.com/gpu=all)",
             facts.os.pretty_name.empty() ? std::string("this RHEL-family host")
                                          : facts.os.pretty_name,
@@ -44,9 +37,9 @@ std::string why_not_installable(const std::string& engine, const HostFacts& fact
     }
     return fmt::format(
         "container.engine containerd: {} does not package containerd (Docker's repository "
-        "has it as containerd.io, see {}rhel/). Install containerd.io from there and set "
-        "container.engine: none, or use podman with CDI (container.engine: none, "
-        "container.cdi: true)",
+        "has it as containerd.io, see {}rhel/). Set container.engine: docker-ce (docker-ce, "
+        "docker-ce-cli and containerd.io from Docker's repository), or use podman with CDI "
+        "(container.engine: none, container.cdi: true)",
         facts.os.pretty_name.empty() ? std::string("this RHEL-family host") : facts.os.pretty_name,
         kDockerInstall);
 }
@@ -115,7 +108,45 @@ std::vector<std::string> lost_json(std::string_view before, std::string_view aft
     return lost;
 }
 
+/// Docker's repository (profile repository "docker", Docker's own for the host's distro
+/// unless the profile points it at a mirror) and its packages at the index's newest versions.
+void plan_docker_ce(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                    const std::vector<std::string>& packages, CheckResult& r) {
+    check_apt_repo(ctx, sys, kDockerRepoName, r);
+    if (r.status == StepStatus::blocked) {
+        return;
+    }
+    const auto* index = index_or_block(ctx, kDockerRepoName, r);
+    if (index == nullptr) {
+        return;
+    }
+    std::vector<PackagePin> missing;
+    for (const auto& name : packages) {
+        if (pm.installed(sys, name)) {
+            continue;
+        }
+        const auto* newest = index->newest(name);
+        if (newest == nullptr) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format("Docker's repository ({}) has no {}; container.engine "
+                                   "docker-ce needs docker-ce, docker-ce-cli and containerd.io",
+                                   ctx.repos.repo(kDockerRepoName).repo.url, name);
+            return;
+        }
+        missing.push_back({name, newest->version});
+    }
+    r.changes.push_back(note("container engine docker-ce from Docker's repository"));
+    plan_installs(r, sys, pm, missing);
+}
+
 } // namespace
+
+void apply_container_engine_repo(const StepContext& ctx, System& sys, const PackageManager& pm) {
+    const auto& engine = ctx.profile.container->engine;
+    if (engine == "docker-ce" && !all_installed(sys, pm, engine_packages(engine))) {
+        apply_apt_repo(ctx, sys, kDockerRepoName);
+    }
+}
 
 void plan_container_engine(const StepContext& ctx, const System& sys, const PackageManager& pm,
                            CheckResult& r) {
@@ -127,6 +158,10 @@ void plan_container_engine(const StepContext& ctx, const System& sys, const Pack
     if (const auto why = why_not_installable(engine, ctx.facts); !why.empty()) {
         r.status = StepStatus::blocked;
         r.reason = why;
+        return;
+    }
+    if (engine == "docker-ce") {
+        plan_docker_ce(ctx, sys, pm, packages, r);
         return;
     }
     std::vector<PackagePin> missing;

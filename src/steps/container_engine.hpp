@@ -10,10 +10,15 @@
 namespace gpuprov::steps {
 
 /// Plans container.engine into `r`: the distro's packages that are missing (docker.io and
-/// containerd on Debian/Ubuntu), nothing for `none` or an engine already installed, or `r`
-/// blocked with the fix where gpuprov cannot install it (Docker's repository; EL has podman).
+/// containerd on Debian/Ubuntu), Docker's repository and docker-ce, docker-ce-cli,
+/// containerd.io for docker-ce, nothing for `none` or an engine already installed, or `r`
+/// blocked with the fix where gpuprov cannot install it (EL has podman, not docker.io).
 void plan_container_engine(const StepContext& ctx, const System& sys, const PackageManager& pm,
                            CheckResult& r);
+
+/// Puts Docker's repository in place (key, source, index) when the profile's engine is
+/// docker-ce and its packages are not all installed; nothing otherwise.
+void apply_container_engine_repo(const StepContext& ctx, System& sys, const PackageManager& pm);
 
 /// The file `nvidia-ctk runtime configure --runtime=RUNTIME` merges the nvidia runtime into.
 [[nodiscard]] std::string runtime_config_path(const std::string& runtime);

@@ -149,6 +149,7 @@ public:
     StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
                      ApplyPhase phase) override {
         if (phase == ApplyPhase::prepare) {
+            apply_container_engine_repo(ctx, sys, *make_package_manager(ctx.facts));
             apply_apt_repo(ctx, sys, "container-toolkit");
             return StepStatus::done;
         }

@@ -364,6 +364,11 @@ kernel_pkgs 6.1.0-31-amd64 6.1.128-1
 # shellcheck source=mirror/rdma.sh
 source "$HERE/rdma.sh"
 
+# --- Docker's repository (container.engine docker-ce; mirror/docker.sh) ------------------------
+# shellcheck source=mirror/docker.sh
+source "$HERE/docker.sh"
+docker_debs
+
 # --- keys --------------------------------------------------------------------------------------
 export GNUPGHOME="$OUT/gnupg"
 mkdir -m 0700 "$GNUPGHOME"
@@ -441,6 +446,7 @@ for slug in debian12 ubuntu2204 ubuntu2404; do
     gpg_q --armor --export "$FPR" >"$OUT/www/compute/cuda/repos/$slug/x86_64/3bf863cc.pub"
     gpg_q --armor --export "$WRONG" >"$OUT/www/compute/cuda/repos/$slug/x86_64/wrong-key.pub"
 done
+docker_repo
 gpg_q --armor --export "$FPR" >"$OUT/www/libnvidia-container/gpgkey"
 gpg_q --armor --export "$WRONG" >"$OUT/www/libnvidia-container/wrong-key.pub"
 gpgconf --kill all >/dev/null 2>&1 || true

@@ -33,6 +33,10 @@ using gpuprov::testing::read_fixture;
 
 inline const std::string kCudaUrl = "https://mirror.test/cuda/debian12/x86_64/";
 inline const std::string kCtkUrl = "https://mirror.test/libnvidia-container/stable/deb/amd64/";
+/// Docker-shaped: a dists repository (dists/bookworm/InRelease, stable/binary-amd64/Packages).
+inline const std::string kDockerUrl = "https://mirror.test/docker/debian/";
+inline const std::string kDockerDists = kDockerUrl + "dists/bookworm/";
+inline const std::string kDockerPackages = "stable/binary-amd64/Packages";
 inline const std::string kKeyUrl = "https://mirror.test/keys/engine-test.asc";
 inline const std::string kKernel = "6.1.0-18-amd64";
 inline const std::string kDriverVersion = "550.127.08";
@@ -269,6 +273,15 @@ public:
     /// What apt-get update leaves under /var/lib/apt/lists/ for one of the test repositories:
     /// the InRelease and Packages the mirror serves, under apt's mangled names.
     void write_apt_lists(const std::string& url) {
+        if (url == kDockerUrl) {
+            // apt names a dists repository's files after their URLs under dists/.
+            const auto prefix = "/var/lib/apt/lists/" + apt_list_name(kDockerDists);
+            sys.add_file(prefix + "InRelease",
+                         read_fixture("engine/docker/dists/bookworm/InRelease"));
+            sys.add_file(prefix + "stable_binary-amd64_Packages",
+                         read_fixture("engine/docker/dists/bookworm/" + kDockerPackages));
+            return;
+        }
         const auto dir = url == kCudaUrl ? std::string("engine/cuda/")
                                          : std::string("engine/container-toolkit/");
         const auto prefix = "/var/lib/apt/lists/" + apt_list_name(url);
@@ -314,6 +327,10 @@ private:
                    http_ok(read_fixture("engine/container-toolkit/InRelease")));
         sys.on_url(kCtkUrl + "Packages",
                    http_ok(read_fixture("engine/container-toolkit/Packages")));
+        sys.on_url(kDockerDists + "InRelease",
+                   http_ok(read_fixture("engine/docker/dists/bookworm/InRelease")));
+        sys.on_url(kDockerDists + kDockerPackages,
+                   http_ok(read_fixture("engine/docker/dists/bookworm/" + kDockerPackages)));
     }
 
     /// The real gpgv on the keyring the index loader wrote into the fake (copied to a temp
@@ -362,8 +379,12 @@ private:
                     continue;
                 }
                 const auto source = sys.file(arg.substr(arg.find('=') + 1)).value_or("");
+                if (contains(source,
+                             "URIs: " + kDockerUrl + "\nSuites: bookworm\nComponents: stable\n")) {
+                    write_apt_lists(kDockerUrl);
+                }
                 for (const auto& url : {kCudaUrl, kCtkUrl}) {
-                    if (contains(source, "URIs: " + url + "\n") ||
+                    if (contains(source, "URIs: " + url + "\nSuites: /\n") ||
                         contains(source, "] " + url + " /") ||
                         contains(source, "deb " + url + " /")) {
                         write_apt_lists(url);

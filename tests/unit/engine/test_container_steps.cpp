@@ -60,24 +60,6 @@ TEST_F(ContainerSteps, NoEngineInstallsNone) {
     }
 }
 
-TEST_F(ContainerSteps, DockerCeIsRequiredButNeverAddedByGpuprov) {
-    profile.container->engine = "docker-ce";
-    TestHost host;
-    {
-        StepRunner run(host, profile);
-        const auto r = run.check("container-toolkit");
-        EXPECT_EQ(r.status, StepStatus::blocked);
-        EXPECT_TRUE(contains(r.reason, "download.docker.com")) << r.reason;
-        EXPECT_TRUE(contains(r.reason, "container.engine: docker.io")) << r.reason;
-        EXPECT_TRUE(r.installs.empty());
-    }
-    host.set_package("docker-ce", "5:27.3.1-1~debian.12~bookworm");
-    host.set_package("docker-ce-cli", "5:27.3.1-1~debian.12~bookworm");
-    host.set_package("containerd.io", "1.7.22-1");
-    StepRunner run(host, profile);
-    EXPECT_NE(run.check("container-toolkit").status, StepStatus::blocked);
-}
-
 TEST_F(ContainerSteps, ADaemonJsonNvidiaCtkCannotMergeIntoBlocksWithItsPosition) {
     TestHost host;
     host.sys.add_file(kDaemonJson, "{\n    \"log-driver\": \"journald\",\n}\n");

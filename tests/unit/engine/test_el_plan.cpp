@@ -374,3 +374,27 @@ TEST(ElPlan, HoldKernelVersionlocksTheInstalledKernelPackages) {
     EXPECT_FALSE(contains(driver_only, "kernel ")) << driver_only;
     EXPECT_FALSE(driver_only.ends_with(" kernel-modules-core")) << driver_only;
 }
+
+// docker-ce on EL: Docker's RHEL repository (a dnf baseurl, no dists) with the key Docker's
+// rhel.md pins, from the matrix; a key at Docker's gpg URL that is not Docker's is refused.
+TEST(ElPlan, DockerCeUsesDockersRhelRepositoryAndItsKey) {
+    ElHost host("rocky-9");
+    auto profile = builtin_on_mirror("nlp-infer");
+    profile.container->engine = "docker-ce";
+    profile.repositories["docker"] =
+        RepositorySpec{.name = "docker", .url = std::string(kDockerRepoRoot)};
+    host.sys.on_url("https://download.docker.com/linux/rhel/gpg",
+                    http_ok(read_fixture("engine/test-key.asc")));
+    StepRunner run(host.sys, profile);
+    const auto repo = resolve_host_repo(profile.repositories.at("docker"), run.facts(), matrix());
+    EXPECT_EQ(repo.url, "https://download.docker.com/linux/rhel/9/x86_64/stable/");
+    EXPECT_EQ(repo.suite, "");
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "key at https://download.docker.com/linux/rhel/gpg has "
+                                   "fingerprint " +
+                                       fingerprint() +
+                                       ", expected 060A61C51B558A7F742B77AAC52FEB6B621E9F35"))
+        << r.reason;
+    EXPECT_TRUE(r.installs.empty());
+}

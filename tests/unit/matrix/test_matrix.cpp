@@ -645,3 +645,39 @@ TEST(MatrixPackages, BadEntriesNameTheLineAndTheRule) {
 }
 
 } // namespace gpuprov
+
+namespace gpuprov {
+namespace {
+
+TEST(MatrixParse, DockerRepositoryPerDistro) {
+    const std::string row =
+        "distros:\n"
+        "  - {slug: debian12, os: debian-12, family: debian, cuda_min: \"12.3\",\n"
+        "     key_file: 3bf863cc.pub,\n"
+        "     key_fingerprint: EB693B3035CD5710E231E123A4B469963BF863CC,\n"
+        "     docker: {url: \"https://download.docker.com/linux/debian\",\n"
+        "              suite: bookworm,\n"
+        "              key_url: \"https://download.docker.com/linux/debian/gpg\",\n"
+        "              key_fingerprint: 9DC858229FC7DD38854AE2D88D81803C0EBFCD88}}\n";
+    const auto m = Matrix::parse(replaced(k_small, "distros: []\n", row), "test.yaml");
+    const auto* d = m.distro("debian12");
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->docker.has_value());
+    EXPECT_EQ(d->docker->suite, "bookworm");
+    EXPECT_EQ(d->docker->key_fingerprint, "9DC858229FC7DD38854AE2D88D81803C0EBFCD88");
+    // apt needs the suite; the URL must be Docker's own.
+    auto e = parse_error(
+        replaced(k_small, "distros: []\n", replaced(row, "              suite: bookworm,\n", "")));
+    EXPECT_NE(e.message().find("missing required key 'suite'"), std::string::npos) << e.what();
+    e = parse_error(replaced(k_small, "distros: []\n",
+                             replaced(row, "https://download.docker.com/linux/debian\"",
+                                      "https://mirror.example/debian\"")));
+    EXPECT_NE(e.message().find("must be Docker's"), std::string::npos) << e.what();
+    // The built-in matrix has Docker's repository for every distro it lists.
+    for (const auto& distro : Matrix::builtin().distros()) {
+        EXPECT_TRUE(distro.docker.has_value()) << distro.slug;
+    }
+}
+
+} // namespace
+} // namespace gpuprov

@@ -16,6 +16,40 @@ TEST(ContainerProfile, OldKeysKeepTheirMeaning) {
     EXPECT_FALSE(p.container->test_image.has_value());
 }
 
+TEST(ContainerProfile, DockerCeGetsDockersRepositoryUnlessTheProfileSetsOne) {
+    const auto p = load("name: x\ncontainer: {toolkit: true, engine: docker-ce}\n");
+    ASSERT_EQ(p.repositories.count("docker"), 1u);
+    EXPECT_EQ(p.repositories.at("docker").url, "https://download.docker.com/linux/");
+    EXPECT_EQ(p.repositories.at("docker").key_fingerprint, ""); // Docker's, from the matrix
+    // Other engines add none.
+    EXPECT_EQ(load("name: x\ncontainer: {toolkit: true, engine: docker.io}\n")
+                  .repositories.count("docker"),
+              0u);
+    // A mirror with its pin wins.
+    const auto m = load("name: x\ncontainer: {toolkit: true, engine: docker-ce}\nrepositories:\n"
+                        "  docker:\n    url: https://mirror.example/docker/debian\n"
+                        "    key_url: https://mirror.example/docker.gpg\n"
+                        "    key_fingerprint: 9DC858229FC7DD38854AE2D88D81803C0EBFCD88\n");
+    EXPECT_EQ(m.repositories.at("docker").url, "https://mirror.example/docker/debian");
+    EXPECT_EQ(m.repositories.at("docker").key_fingerprint,
+              "9DC858229FC7DD38854AE2D88D81803C0EBFCD88");
+}
+
+TEST(ContainerProfile, AnUnpinnedDockerMirrorIsRefusedAtItsKey) {
+    const auto e = load_error("name: x\nrepositories:\n  docker:\n"
+                              "    url: https://mirror.example/docker/debian\n");
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_TRUE(contains(e.message(), "'repositories.docker' has no key_url and key_fingerprint"))
+        << e.what();
+    EXPECT_TRUE(contains(e.message(), "add key_url and key_fingerprint")) << e.what();
+    // Docker's own URL unpinned is Docker's key for the host's distro.
+    EXPECT_EQ(load("name: x\nrepositories:\n  docker:\n"
+                   "    url: https://download.docker.com/linux/debian\n")
+                  .repositories.at("docker")
+                  .key_url,
+              "");
+}
+
 TEST(ContainerProfile, EngineCdiAndImage) {
     const auto p = load("name: x\ncontainer:\n  toolkit: true\n  engine: docker.io\n  cdi: true\n"
                         "  test_image: nvidia/cuda:12.4.1-base-ubuntu22.04\n");

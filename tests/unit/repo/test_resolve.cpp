@@ -84,7 +84,7 @@ TEST(ResolveHostRepo, UnpinnedNvidiaCudaRepoGetsNvidiasKeyForTheDistro) {
         EXPECT_EQ(r.url, dir);
         EXPECT_EQ(r.key_url, dir + "D42D0685.pub");
         EXPECT_EQ(r.key_fingerprint, "610C7B14E068A878070DA4E99CD0A493D42D0685");
-        EXPECT_TRUE(r.nvidia_key);
+        EXPECT_TRUE(r.matrix_key);
         EXPECT_EQ(r.key_source,
                   "NVIDIA's D42D0685.pub (" + slug + "), from gpuprov's version matrix");
     }
@@ -104,7 +104,7 @@ TEST(ResolveHostRepo, AProfilesPinWinsOverNvidiasKey) {
     const auto r = resolve_host_repo(spec, host_on("rhel", "rhel9"), Matrix::builtin());
     EXPECT_EQ(r.key_url, "https://keys.example/rhel9.pub");
     EXPECT_EQ(r.key_fingerprint, "610C7B14E068A878070DA4E99CD0A493D42D0685");
-    EXPECT_FALSE(r.nvidia_key);
+    EXPECT_FALSE(r.matrix_key);
     EXPECT_EQ(r.key_source, "pinned by the profile");
 }
 
@@ -150,4 +150,86 @@ TEST(RepoCache, SubdirCannotEscapeTheCache) {
     EXPECT_NE(repo_cache_subdir(r), "..");
     r.name = "container-toolkit";
     EXPECT_EQ(repo_cache_subdir(r), "container-toolkit");
+}
+
+// Docker's install docs (matrix distros[].docker): apt adds download.docker.com/linux/{debian,
+// ubuntu} with Suites: <codename>, Components: stable and the key 9DC8...CD88; dnf the rhel
+// baseurl .../rhel/$releasever/$basearch/stable with the key 060A...9F35.
+namespace {
+RepositorySpec docker_unpinned() {
+    RepositorySpec spec;
+    spec.name = kDockerRepoName;
+    spec.url = std::string(kDockerRepoRoot);
+    return spec;
+}
+} // namespace
+
+TEST(ResolveHostRepo, DockerRepositoryPerDistroFromTheMatrix) {
+    const auto& m = Matrix::builtin();
+    struct Case {
+        std::string family, slug, url, suite, key_url, fpr;
+    };
+    const std::string deb_key = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88";
+    for (const auto& c : std::vector<Case>{
+             {"debian", "debian12", "https://download.docker.com/linux/debian/", "bookworm",
+              "https://download.docker.com/linux/debian/gpg", deb_key},
+             {"debian", "ubuntu2204", "https://download.docker.com/linux/ubuntu/", "jammy",
+              "https://download.docker.com/linux/ubuntu/gpg", deb_key},
+             {"debian", "ubuntu2404", "https://download.docker.com/linux/ubuntu/", "noble",
+              "https://download.docker.com/linux/ubuntu/gpg", deb_key},
+             {"rhel", "rhel9", "https://download.docker.com/linux/rhel/9/x86_64/stable/", "",
+              "https://download.docker.com/linux/rhel/gpg",
+              "060A61C51B558A7F742B77AAC52FEB6B621E9F35"}}) {
+        SCOPED_TRACE(c.slug);
+        const auto r = resolve_host_repo(docker_unpinned(), host_on(c.family, c.slug), m);
+        EXPECT_EQ(r.url, c.url);
+        EXPECT_EQ(r.suite, c.suite);
+        EXPECT_EQ(r.component, c.suite.empty() ? "" : "stable");
+        EXPECT_EQ(r.key_url, c.key_url);
+        EXPECT_EQ(r.key_fingerprint, c.fpr);
+        EXPECT_TRUE(r.matrix_key);
+        if (c.family == "debian") {
+            EXPECT_EQ(release_dir_url(r), c.url + "dists/" + c.suite + "/");
+            EXPECT_EQ(packages_entry(r), "stable/binary-amd64/Packages");
+        } else {
+            EXPECT_EQ(release_dir_url(r), c.url); // dnf: the baseurl itself
+        }
+    }
+}
+
+TEST(ResolveHostRepo, DockerMirrorPinWinsAndKeepsTheDistrosSuite) {
+    auto spec = docker_unpinned();
+    spec.url = "https://mirror.example/docker/debian";
+    spec.key_url = "https://mirror.example/docker.asc";
+    spec.key_fingerprint = "0123456789ABCDEF0123456789ABCDEF01234567";
+    const auto r = resolve_host_repo(spec, host_on("debian", "debian12"), Matrix::builtin());
+    EXPECT_EQ(r.url, "https://mirror.example/docker/debian/");
+    EXPECT_EQ(r.key_url, "https://mirror.example/docker.asc");
+    EXPECT_EQ(r.key_fingerprint, "0123456789ABCDEF0123456789ABCDEF01234567");
+    EXPECT_FALSE(r.matrix_key);
+    EXPECT_EQ(r.suite, "bookworm");
+    EXPECT_EQ(release_dir_url(r), "https://mirror.example/docker/debian/dists/bookworm/");
+}
+
+TEST(ResolveHostRepo, DockerWithoutAMatrixEntryOrOnAnotherDistrosPathTrustsNothing) {
+    const auto none =
+        resolve_host_repo(docker_unpinned(), host_on("debian", "debian11"), Matrix::builtin());
+    EXPECT_EQ(none.key_fingerprint, "");
+    EXPECT_TRUE(contains_text(none.key_source, "no Docker repository for debian11"))
+        << none.key_source;
+    // Docker's Ubuntu repository unpinned on a Debian host: not Debian's key by accident.
+    auto spec = docker_unpinned();
+    spec.url = "https://download.docker.com/linux/ubuntu";
+    const auto other = resolve_host_repo(spec, host_on("debian", "debian12"), Matrix::builtin());
+    EXPECT_EQ(other.key_fingerprint, "");
+    EXPECT_TRUE(contains_text(other.key_source, "is not Docker's repository for debian12"))
+        << other.key_source;
+}
+
+TEST(ResolveHostRepo, FlatRepositoriesKeepTheirFlatIndex) {
+    const auto r =
+        resolve_host_repo(nvidia_cuda_unpinned(), host_on("debian", "debian12"), Matrix::builtin());
+    EXPECT_EQ(r.suite, "");
+    EXPECT_EQ(release_dir_url(r), r.url);
+    EXPECT_EQ(packages_entry(r), "Packages");
 }
