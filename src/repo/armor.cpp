@@ -140,7 +140,12 @@ Dearmored dearmor(std::string_view text, std::string_view block_type) {
             return {std::nullopt, fmt::format("armored block {}: invalid base64", blocks)};
         }
         if (checksum) {
-            const auto crc_bytes = base64_decode(*checksum);
+            // Exactly four radix-64 characters after '=' (RFC 4880 section 6.2); gpg calls
+            // anything else, whitespace inside included, a "malformed CRC".
+            const auto crc_bytes =
+                checksum->size() == 4 && checksum->find_first_of(" \t\r\n\v\f") == std::string::npos
+                    ? base64_decode(*checksum)
+                    : std::nullopt;
             if (!crc_bytes || crc_bytes->size() != 3) {
                 return {std::nullopt, fmt::format("armored block {}: malformed checksum '={}'",
                                                   blocks, *checksum)};

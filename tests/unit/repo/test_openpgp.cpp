@@ -452,3 +452,16 @@ TEST(OpenPgp, ArmorHeaderIsWhatGpgTakesForOne) {
         EXPECT_NE(r.error.find("armored block 1"), std::string::npos) << r.error;
     }
 }
+
+// Found by the gpg oracle on a fresh fuzz run: whitespace inside the checksum line was skipped
+// ("=Ts3<tabs>Q" read as "=Ts3Q"); gpg calls it a "malformed CRC" and reads no key.
+TEST(OpenPgp, ChecksumIsExactlyFourCharacters) {
+    const auto with_checksum = [](const std::function<std::string(std::string)>& edit) {
+        return edited_armor([&](auto& l) { l[checksum_line(l)] = edit(l[checksum_line(l)]); });
+    };
+    EXPECT_TRUE(parse_openpgp_key(with_checksum([](std::string c) { return c; })).key);
+    const auto split = parse_openpgp_key(
+        with_checksum([](std::string c) { return c.substr(0, 4) + "\t\t" + c.substr(4); }));
+    EXPECT_FALSE(split.key);
+    EXPECT_NE(split.error.find("malformed checksum"), std::string::npos) << split.error;
+}
