@@ -102,7 +102,14 @@ Dearmored dearmor(std::string_view text, std::string_view block_type) {
     int blocks = 0;
     std::size_t i = 0;
     while (i < all.size()) {
-        if (trim(all[i]) != begin_line) {
+        if (const auto line = trim(all[i]); line != begin_line) {
+            // gpg takes a BEGIN line with bytes after its dashes for the start of a block and
+            // decodes what follows; read otherwise, the same file gives two parsers two keys.
+            if (starts_with(line, begin_line)) {
+                return {std::nullopt, fmt::format("armored block {}: bytes after the dashes of "
+                                                  "its '{}' line",
+                                                  blocks + 1, begin_line)};
+            }
             ++i;
             continue;
         }

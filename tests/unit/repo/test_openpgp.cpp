@@ -465,3 +465,15 @@ TEST(OpenPgp, ChecksumIsExactlyFourCharacters) {
     EXPECT_FALSE(split.key);
     EXPECT_NE(split.error.find("malformed checksum"), std::string::npos) << split.error;
 }
+
+// Found by the gpg oracle on a fresh fuzz run: gpg starts a block at a BEGIN line with bytes
+// after its dashes and decodes what follows; gpuprov skipped such a line and read a later
+// block, so the two read different keys from one file. Refused now.
+TEST(OpenPgp, BeginLineWithBytesAfterItsDashesIsRefused) {
+    const auto armored = edited_armor([](auto& l) { l[0] += std::string("\0\0x", 3); });
+    const auto r = parse_openpgp_key(armored);
+    EXPECT_FALSE(r.key);
+    EXPECT_NE(r.error.find("bytes after the dashes"), std::string::npos) << r.error;
+    const auto later = parse_openpgp_key(armored + read_fixture("repo/test-key.asc"));
+    EXPECT_FALSE(later.key) << "a good block after the damaged one does not make it good";
+}
