@@ -45,7 +45,8 @@ POLICY = [
     # gpg skips a key packet it cannot read (an empty one, an unknown version) and shows the
     # other keys; a damaged key file is refused instead
     ("damaged key packet", re.compile(r"empty public-key packet|malformed v4 public-key packet"
-                                      r"|material ends (inside|before)")),
+                                      r"|material ends (inside|before)"
+                                      r"|(curve OID|KDF parameters) field is malformed")),
     # gpg keeps a signature packet under 16 bytes unread and shows the key; refused as damage
     ("damaged signature packet", re.compile(r"shorter than any signature can be")),
     # a user ID certification before any user ID certifies nothing (RFC 4880 section 11.1); gpg
