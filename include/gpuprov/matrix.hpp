@@ -251,16 +251,19 @@ public:
     [[nodiscard]] const PackageNames* package_names(const std::string& family) const;
     /// Container toolkit repo key fingerprint.
     [[nodiscard]] const std::string& container_key_fingerprint() const { return m_ctk_key; }
-    /// The key NVIDIA signs a repository with when `url` is NVIDIA's own
+    /// The key a publisher signs a repository with when `url` is NVIDIA's own
     /// (https://developer.download.nvidia.com/compute/cuda/repos/..., with `slug` the host's
-    /// distro, or https://nvidia.github.io/libnvidia-container/...): fingerprint and where it
-    /// comes from. nullopt for any other URL (a mirror pins its own key) or an unknown slug.
-    struct NvidiaKey {
+    /// distro, or https://nvidia.github.io/libnvidia-container/...) or Docker's
+    /// (https://download.docker.com/linux/..., the key for `slug`'s distro): who, fingerprint
+    /// and where it comes from. nullopt for any other URL (a mirror pins its own key) or a
+    /// distro the matrix has no key for.
+    struct PublisherKey {
+        std::string publisher; ///< "NVIDIA", "Docker"
         std::string fingerprint;
         std::string what; ///< "3bf863cc.pub (ubuntu2204)", "the container toolkit's gpgkey"
     };
-    [[nodiscard]] std::optional<NvidiaKey> nvidia_repo_key(std::string_view url,
-                                                           const std::string& slug) const;
+    [[nodiscard]] std::optional<PublisherKey> publisher_repo_key(std::string_view url,
+                                                                 const std::string& slug) const;
     /// Every fingerprint NVIDIA signs its CUDA repositories with (any distro).
     [[nodiscard]] std::vector<std::string> cuda_repo_fingerprints() const;
     /// True when `url` points at NVIDIA's CUDA network repositories.

@@ -238,19 +238,27 @@ bool Matrix::is_docker_repo(std::string_view url) {
     return starts_with(url, kDockerRepoRoot);
 }
 
-std::optional<Matrix::NvidiaKey> Matrix::nvidia_repo_key(std::string_view url,
-                                                         const std::string& slug) const {
+std::optional<Matrix::PublisherKey> Matrix::publisher_repo_key(std::string_view url,
+                                                               const std::string& slug) const {
     if (is_nvidia_container_repo(url)) {
-        return NvidiaKey{m_ctk_key, "the container toolkit's gpgkey"};
+        return PublisherKey{"NVIDIA", m_ctk_key, "the container toolkit's gpgkey"};
     }
-    if (!is_nvidia_cuda_repo(url)) {
+    const bool cuda = is_nvidia_cuda_repo(url);
+    if (!cuda && !is_docker_repo(url)) {
         return std::nullopt;
     }
     const auto* d = distro(slug);
     if (d == nullptr) {
         return std::nullopt;
     }
-    return NvidiaKey{d->key_fingerprint, d->key_file + " (" + d->slug + ")"};
+    if (cuda) {
+        return PublisherKey{"NVIDIA", d->key_fingerprint, d->key_file + " (" + d->slug + ")"};
+    }
+    if (!d->docker) {
+        return std::nullopt;
+    }
+    return PublisherKey{"Docker", d->docker->key_fingerprint,
+                        "Docker's key for " + d->slug + ", " + d->docker->key_url};
 }
 
 std::vector<std::string> Matrix::cuda_repo_fingerprints() const {

@@ -51,20 +51,6 @@ bool keyring_ok(const System& sys, const std::string& path, const std::string& f
     return parsed.key && parsed.key->fingerprint == fingerprint;
 }
 
-/// The key the publisher signs `spec`'s URL with when it is NVIDIA's or Docker's own, from the
-/// matrix; nullopt for a mirror (it pins its own key).
-std::optional<Matrix::NvidiaKey> publisher_key(const StepContext& ctx, const RepositorySpec& spec) {
-    if (!Matrix::is_docker_repo(spec.url)) {
-        return ctx.matrix.nvidia_repo_key(spec.url, ctx.facts.os.repo_slug);
-    }
-    const auto* distro = ctx.matrix.distro(ctx.facts.os.repo_slug);
-    if (distro == nullptr || !distro->docker) {
-        return std::nullopt;
-    }
-    return Matrix::NvidiaKey{distro->docker->key_fingerprint,
-                             "Docker's key for " + distro->slug + ", " + distro->docker->key_url};
-}
-
 ManagedFile source_file(const StepContext& ctx, const RepoState& state, const AptRepoFiles& files) {
     return {files.source, deb822_source(state.repo, files.keyring, ctx.profile.name)};
 }
@@ -189,20 +175,20 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
 
 void check_apt_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
                     CheckResult& r) {
-    // NVIDIA's own URL with a pinned key NVIDIA does not sign it with for this host's distro
-    // (rhel uses D42D0685, Ubuntu/Debian 3bf863cc), decided before any download. A profile
-    // without a pin gets NVIDIA's key for the distro (resolve_host_repo).
+    // NVIDIA's or Docker's own URL with a pinned key its publisher does not sign it with for
+    // this host's distro (NVIDIA: rhel D42D0685, Ubuntu/Debian 3bf863cc), decided before any
+    // download. A profile without a pin gets the publisher's key for the distro
+    // (resolve_host_repo).
     if (const auto spec = ctx.profile.repositories.find(repo_name);
         spec != ctx.profile.repositories.end() && !spec->second.key_fingerprint.empty()) {
-        const auto want = publisher_key(ctx, spec->second);
+        const auto want = ctx.matrix.publisher_repo_key(spec->second.url, ctx.facts.os.repo_slug);
         if (want && want->fingerprint != spec->second.key_fingerprint) {
             r.status = StepStatus::blocked;
             r.reason = fmt::format(
                 "repositories.{}.key_fingerprint is {}, but {} signs {} with {} ({}, from "
                 "gpuprov's version matrix); {}set key_fingerprint to {}, or point url at the "
                 "mirror that signs with {}",
-                repo_name, spec->second.key_fingerprint,
-                Matrix::is_docker_repo(spec->second.url) ? "Docker" : "NVIDIA", spec->second.url,
+                repo_name, spec->second.key_fingerprint, want->publisher, spec->second.url,
                 want->fingerprint, want->what,
                 Matrix::is_nvidia_cuda_repo(spec->second.url)
                     ? "remove key_url and key_fingerprint to use NVIDIA's key for each host's "
