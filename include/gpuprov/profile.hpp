@@ -50,6 +50,9 @@ struct HostRequirements {
     std::vector<DiskSpec> disks;
 };
 
+/// The profile repository that holds Docker's packages (container.engine docker-ce).
+inline constexpr const char* kDockerRepoName = "docker";
+
 struct RepositorySpec {
     std::string name; ///< "cuda", "container-toolkit"
     std::string url;  ///< may hold {distro} {arch} {pkgarch}

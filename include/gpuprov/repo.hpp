@@ -56,9 +56,6 @@ struct ResolvedRepo {
     std::string pkgarch; ///< the package architecture of the dists index ("amd64")
 };
 
-/// The profile repository that holds Docker's packages (container.engine docker-ce).
-inline constexpr const char* kDockerRepoName = "docker";
-
 /// Where an apt repository's InRelease sits: the URL of a flat repository, URL/dists/SUITE/ of
 /// a dists one (apt fetches {url}/dists/{suite}/InRelease).
 [[nodiscard]] std::string release_dir_url(const ResolvedRepo& repo);

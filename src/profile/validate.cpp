@@ -16,7 +16,7 @@ const std::vector<std::string> k_step_ids = {
     "cuda-toolkit",      "cudnn",   "nccl",       "tensorrt", "infiniband",
     "container-toolkit", "tuning",  "monitoring", "verify"};
 
-const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit", "docker"};
+const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit", kDockerRepoName};
 
 std::string kind_name(const Node& n) {
     switch (n.kind) {
@@ -281,7 +281,7 @@ RepositorySpec read_repository(const Reader& r, const std::string& name, const N
         // mirror re-signs with its own key) must say which key it trusts.
         // Likewise Docker's own URL as repositories.docker: Docker's key for the distro.
         if (!Matrix::is_nvidia_cuda_repo(spec.url) &&
-            !(name == "docker" && Matrix::is_docker_repo(spec.url))) {
+            !(name == kDockerRepoName && Matrix::is_docker_repo(spec.url))) {
             fail(n.key_pos,
                  "'" + path + "' has no key_url and key_fingerprint; only NVIDIA's CUDA " +
                      "repository (https://developer.download.nvidia.com/compute/cuda/repos/...) " +
@@ -656,11 +656,12 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "container")) {
         p.container = read_container(r, *v);
-        if (p.container->engine == "docker-ce" && p.repositories.count("docker") == 0) {
+        if (p.container->engine == "docker-ce" && p.repositories.count(kDockerRepoName) == 0) {
             // Docker's own repository for the host's distro, key from the matrix
             // (resolve_host_repo); repositories.docker overrides it with a mirror.
             p.repositories.emplace(
-                "docker", RepositorySpec{.name = "docker", .url = std::string(kDockerRepoRoot)});
+                kDockerRepoName,
+                RepositorySpec{.name = kDockerRepoName, .url = std::string(kDockerRepoRoot)});
         }
     }
     if (const auto* v = get(root, "fabric_manager")) {
