@@ -11,7 +11,13 @@ if [[ "${1:-}" == "--release" ]]; then
     shift
     sysroot=$(scripts/sysroot.sh)
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# ccache when present (as scripts/sanitize.sh): a rebuild after a small change, or of another
+# checkout of the same tree, recompiles only what changed.
+launcher=()
+if command -v ccache >/dev/null && [[ "${CCACHE_DISABLE:-0}" != "1" ]]; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
     -DGPUPROV_WARNINGS_AS_ERRORS="${GPUPROV_WARNINGS_AS_ERRORS:-ON}" \
     -DGPUPROV_BUILD_TESTS="${GPUPROV_BUILD_TESTS:-ON}" \
     -DGPUPROV_GLIBC_SYSROOT="$sysroot" >/dev/null
