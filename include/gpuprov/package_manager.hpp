@@ -113,6 +113,8 @@ struct AptStatus {
 [[nodiscard]] std::vector<std::string> duplicate_packages(const PackageDb& db);
 /// dnf, whatever the host (tests and the rhel family).
 [[nodiscard]] std::unique_ptr<PackageManager> make_dnf();
+/// apt, whatever the host (tests and the debian family).
+[[nodiscard]] std::unique_ptr<PackageManager> make_apt();
 
 /// apt for the debian family, dnf for the rhel family; nullptr for anything else.
 [[nodiscard]] std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts);

@@ -1,6 +1,6 @@
 #include "apt_repo.hpp"
 
-#include "apt_sources.hpp"
+#include "../pkg/apt/sources.hpp"
 #include "dnf_repo.hpp"
 
 #include <cstring>
@@ -66,7 +66,7 @@ AptRepoPlacement apt_repo_placement(const StepContext& ctx, const System& sys,
     }
     const auto repo = resolve_host_repo(spec->second, ctx.facts, ctx.matrix);
     const auto& url = repo.url;
-    const auto foreign = foreign_apt_source(sys, url, out.files.source);
+    const auto foreign = pkg::foreign_apt_source(sys, url, out.files.source);
     if (!foreign) {
         return out;
     }

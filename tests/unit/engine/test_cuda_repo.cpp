@@ -1,6 +1,6 @@
 // cuda-repo apply: key before source, one index refresh of that source only, and on failure
 // never a source without its key.
-#include "apt_sources.hpp"
+#include "apt/sources.hpp"
 #include "host_builder.hpp"
 
 #include <algorithm>
@@ -227,12 +227,12 @@ TEST(AptSources, FindsOneLineAndDeb822EntriesForAUrlButNotDisabledOrOwnOnes) {
     sys.add_file("/etc/apt/sources.list.d/off.sources",
                  "Types: deb\nURIs: " + url + "\nSuites: /\nEnabled: no\n");
     sys.add_file("/etc/apt/sources.list.d/comment.list", "# deb " + url + " /\n");
-    EXPECT_FALSE(steps::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources"));
+    EXPECT_FALSE(pkg::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources"));
 
     sys.add_file("/etc/apt/sources.list.d/cuda.list",
                  "# from cuda-keyring\n\ndeb [arch=amd64 signed-by=/k/cuda.gpg] "
                  "https://mirror.test/cuda/debian12/x86_64 /\n");
-    const auto one = steps::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources");
+    const auto one = pkg::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources");
     ASSERT_TRUE(one);
     EXPECT_EQ(one->file, "/etc/apt/sources.list.d/cuda.list");
     EXPECT_EQ(one->line, 3);
@@ -242,7 +242,7 @@ TEST(AptSources, FindsOneLineAndDeb822EntriesForAUrlButNotDisabledOrOwnOnes) {
     sys.add_file("/etc/apt/sources.list.d/z.sources",
                  "Types: deb-src\nURIs: " + url + "\n\nTypes: deb\nURIs: http://x/ " + url +
                      "\nSuites: /\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n");
-    const auto deb822 = steps::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources");
+    const auto deb822 = pkg::foreign_apt_source(sys, url, "/etc/apt/sources.list.d/own.sources");
     ASSERT_TRUE(deb822);
     EXPECT_EQ(deb822->line, 4);
     EXPECT_EQ(deb822->signed_by, "(an inline key)");

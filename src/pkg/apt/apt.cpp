@@ -1,13 +1,12 @@
+// apt for the debian family: transactions (apt-get install, its simulation in a private view of
+// gpuprov's verified indexes), holds (apt-mark), refreshes of one source, dpkg's database.
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
-#include <gpuprov/facts.hpp>
-#include <gpuprov/interrupt.hpp>
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
-#include <spdlog/spdlog.h>
 
 namespace gpuprov {
 
@@ -251,6 +250,10 @@ private:
 
 } // namespace
 
+std::unique_ptr<PackageManager> make_apt() {
+    return std::make_unique<Apt>();
+}
+
 std::optional<AptStatus> parse_apt_status_line(std::string_view line) {
     AptStatus st;
     if (starts_with(line, "pmstatus:")) {
@@ -304,47 +307,6 @@ std::string apt_list_name(std::string_view uri) {
         }
     }
     return out;
-}
-
-std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts) {
-    if (facts.os.family == "debian") {
-        return std::make_unique<Apt>();
-    }
-    // Only the releases mapped onto NVIDIA's rhel8/rhel9 repositories: Amazon Linux, Fedora
-    // and EL 7/10 are dnf/yum hosts gpuprov does not provision.
-    if (facts.os.family == "rhel" && !facts.os.repo_slug.empty()) {
-        return make_dnf();
-    }
-    return nullptr;
-}
-
-bool wait_for_package_lock(const System& sys, const PackageManager& pm,
-                           std::chrono::seconds deadline) {
-    const auto until = sys.now() + deadline;
-    bool said = false;
-    for (;;) {
-        std::optional<int> holder;
-        std::string file;
-        for (const auto& f : pm.lock_files()) {
-            if ((holder = sys.lock_holder(f))) {
-                file = f;
-                break;
-            }
-        }
-        if (!holder) {
-            return true;
-        }
-        // A stop request (Ctrl-C, systemctl stop) ends the wait: the caller ends the run.
-        if (sys.now() >= until || stop_requested()) {
-            return false;
-        }
-        if (!said) {
-            spdlog::warn("waiting up to {} s for {} (held by process {}, e.g. unattended-upgrades)",
-                         deadline.count(), file, *holder);
-            said = true;
-        }
-        sys.sleep(2s);
-    }
 }
 
 } // namespace gpuprov

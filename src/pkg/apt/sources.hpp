@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace gpuprov::steps {
+namespace gpuprov::pkg {
 
 struct ForeignSource {
     std::string file;      ///< the .list or .sources file (or /etc/apt/sources.list)
@@ -22,4 +22,4 @@ struct ForeignSource {
 [[nodiscard]] std::optional<ForeignSource>
 foreign_apt_source(const System& sys, const std::string& url, const std::string& own_file);
 
-} // namespace gpuprov::steps
+} // namespace gpuprov::pkg

@@ -1,10 +1,10 @@
-#include "apt_sources.hpp"
+#include "sources.hpp"
 
 #include <algorithm>
 #include <gpuprov/strings.hpp>
 #include <vector>
 
-namespace gpuprov::steps {
+namespace gpuprov::pkg {
 
 namespace {
 
@@ -154,4 +154,4 @@ std::optional<ForeignSource> foreign_apt_source(const System& sys, const std::st
     return std::nullopt;
 }
 
-} // namespace gpuprov::steps
+} // namespace gpuprov::pkg
