@@ -23,6 +23,11 @@ struct PlannedTransaction {
     std::vector<std::string> steps;
     PackageTransaction transaction;
     std::string blocked; ///< why apply would refuse it (unowned removals, held packages, apt error)
+    /// Runs on its own before the batch's transaction (CheckResult::pre_installs: NVIDIA's
+    /// pinning package); the batch's transaction was resolved as if it were in place.
+    bool first = false;
+    /// preferences.d files (name -> content) the simulation added: what `first` will install.
+    std::map<std::string, std::string> view_preferences;
 };
 
 struct Plan {
@@ -83,6 +88,8 @@ public:
     [[nodiscard]] const RepoState& repo(const std::string& name) const override;
     [[nodiscard]] std::optional<std::string>
     known_inrelease(const std::string& name) const override;
+    [[nodiscard]] PackageFileResult package_file(const std::string& repo,
+                                                 const PackageRecord& record) const override;
 
 private:
     System& m_sys;

@@ -4,6 +4,7 @@
 // src/data/nvidia-matrix.yaml (compiled in); every table there cites its NVIDIA source.
 #include <cstdint>
 #include <gpuprov/version.hpp>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -144,25 +145,68 @@ struct RpmDriverPackages {
     std::vector<std::string> kernel_packages;                 ///< kernel-devel, kernel-headers
 };
 
+/// Driver branches from `min` to `max`, both included.
+struct BranchRange {
+    int min = 0;
+    int max = std::numeric_limits<int>::max();
+    [[nodiscard]] bool contains(int branch) const { return branch >= min && branch <= max; }
+};
+
+/// Fabric manager's packages for a range of branches: NVIDIA dropped the branch from their
+/// names at R580 (nvidia-fabricmanager-570 → nvidia-fabricmanager).
+struct FabricManagerNames {
+    BranchRange branches;
+    std::vector<std::string> packages; ///< "nvidia-fabricmanager-{branch}", "libnvidia-nscq", ...
+};
+
+/// How a driver branch is kept from moving on apt.
+enum class BranchLock {
+    hold, ///< apt-mark hold on the installed closure (driver.hold): names carry the branch
+    pin,  ///< NVIDIA's nvidia-driver-pinning-* package: names do not carry the branch
+};
+
+/// One naming scheme of NVIDIA's driver packages on apt (`packages.debian.driver.schemes`).
+struct AptDriverScheme {
+    std::string name;            ///< "suffixed" | "pinned"
+    std::vector<std::string> os; ///< os-release ids it applies to (ubuntu, debian)
+    BranchRange branches;
+    BranchLock lock = BranchLock::hold;
+    std::map<std::string, std::vector<std::string>> packages; ///< flavour -> top-level names
+    int open_since = 0; ///< the first branch with the open flavour's packages (0: any)
+};
+
+/// NVIDIA's driver on apt: its naming schemes and the pinning packages (`packages.debian.driver`).
+struct AptDriverPackages {
+    std::string pinning_branch;  ///< "nvidia-driver-pinning-{branch}"
+    std::string pinning_version; ///< "nvidia-driver-pinning-{version}"
+    std::vector<AptDriverScheme> schemes;
+    /// The first scheme for this OS and branch; nullptr when none covers them.
+    [[nodiscard]] const AptDriverScheme* scheme_for(std::string_view os_id, int branch) const;
+};
+
 /// What NVIDIA calls each part in one package family's repositories (the data file's
-/// `packages`). Templates: {branch}, {cuda}, {cuda_major}, {cuda_dash}, {arch}, {pkgarch}.
+/// `packages`). Templates: {branch}, {version}, {cuda}, {cuda_major}, {cuda_dash}, {arch},
+/// {pkgarch}.
 struct PackageNames {
     std::string cuda_toolkit;        ///< "cuda-toolkit-{cuda_dash}"
     std::vector<std::string> cudnn9; ///< "libcudnn9-cuda-{cuda_major}", ...
     CudaBuiltPackages cudnn8;
     CudaBuiltPackages nccl;
-    std::vector<std::string> fabric_manager; ///< "nvidia-fabricmanager-{branch}", ...
-    std::string fabric_manager_version_from; ///< the driver package whose version FM matches
-    bool fabric_manager_exact = true;        ///< false: upstream version only (rpm)
+    std::vector<FabricManagerNames> fabric_manager;
     std::vector<std::string> container_toolkit;
-    std::string container_repo_path;         ///< "stable/rpm/{arch}/" under the toolkit's URL
-    std::optional<RpmDriverPackages> driver; ///< rhel only: the module stream driver
+    std::string container_repo_path;             ///< "stable/rpm/{arch}/" under the toolkit's URL
+    std::optional<RpmDriverPackages> driver;     ///< rhel only: the module stream driver
+    std::optional<AptDriverPackages> apt_driver; ///< debian only: the apt naming schemes
+    /// Fabric manager's package names for a branch (templates expanded); empty when the data
+    /// file names none for it.
+    [[nodiscard]] std::vector<std::string> fabric_manager_for(int branch) const;
 };
 
 /// Fills the templates of a PackageNames value.
 struct PackageVars {
     std::string branch;
-    std::string cuda; ///< "12.4"
+    std::string version; ///< driver.version ("595.71.05")
+    std::string cuda;    ///< "12.4"
     std::string arch;
     std::string pkgarch;
 };

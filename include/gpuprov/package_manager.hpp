@@ -36,6 +36,10 @@ struct SimulationRequest {
     /// are in place). Otherwise a private directory for the view of `repos` (plan).
     std::string scratch_dir;
     std::vector<SimulatedRepo> repos;
+    /// apt preferences.d files for this simulation only (name -> content), in place of the
+    /// system's file of that name: the pin a package of an earlier transaction will install.
+    /// Needs scratch_dir.
+    std::map<std::string, std::string> preferences;
 };
 
 class PackageManager {

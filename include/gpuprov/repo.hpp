@@ -92,7 +92,21 @@ struct PackageRecord {
     std::string provides;
     std::string filename;
     std::string sha256;
+    std::string size; ///< the package file's size in bytes, as the index gives it
 };
+
+/// Where fetch_package_file put a package file, or why it could not.
+struct PackageFileResult {
+    std::string path;  ///< under the cache directory; empty on error
+    std::string error; ///< the URL and what went wrong
+};
+/// Downloads a package file named by a verified index record into
+/// `cache_dir/<repo_cache_subdir>/pool/` and checks it against the record's SHA-256 (and size):
+/// trust comes from the signed index, as for apt. A copy already there that checks out is used
+/// without network. Only flat repositories (NVIDIA's: Filename relative to the URL).
+[[nodiscard]] PackageFileResult fetch_package_file(System& sys, const ResolvedRepo& repo,
+                                                   const PackageRecord& record,
+                                                   const std::string& cache_dir);
 
 /// Whether a package version starts with `prefix`; the epoch is skipped unless the prefix names
 /// one ("550." matches "3:550.90.07-1.el9": a profile asks for a version, an epoch is packaging

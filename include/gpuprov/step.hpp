@@ -58,6 +58,14 @@ struct CheckResult {
     std::vector<ModuleStream> modules; ///< dnf module streams enabled in that transaction
     /// Hold the driver closure of `installs` at the versions the transaction installs.
     bool hold_installs = false;
+    /// Packages installed (and removed) in a transaction of their own before the batch's:
+    /// NVIDIA's pinning package, which must be in place before apt resolves the driver
+    /// ("install the pinning package prior to installing the driver", driver installation guide).
+    std::vector<PackagePin> pre_installs;
+    std::vector<std::string> pre_removals;
+    /// What those packages put in /etc/apt/preferences.d/ (file name -> content, read from the
+    /// package itself), so the plan's simulation of the batch sees the pin the host will have.
+    std::map<std::string, std::string> view_preferences;
 };
 
 /// A profile repository with its package index, loaded on first use.
@@ -82,6 +90,14 @@ public:
     [[nodiscard]] virtual std::optional<std::string> known_inrelease(const std::string&) const {
         return std::nullopt;
     }
+    /// A package file of a repository, downloaded into gpuprov's cache and checked against the
+    /// SHA-256 its verified index lists (fetch_package_file); for the few small packages the
+    /// plan must read (NVIDIA's pinning package).
+    [[nodiscard]] virtual PackageFileResult package_file(const std::string& repo,
+                                                         const PackageRecord& record) const {
+        (void)repo;
+        return {.path = {}, .error = "no repository downloads here: " + record.name};
+    }
 };
 
 /// Everything a step may read. Built once per command from the profile, facts and matrix.
@@ -96,10 +112,13 @@ struct StepContext {
     std::set<std::string> skipped_steps;
 };
 
-/// The two halves of apply around the engine's batched package transaction.
+/// The parts of apply around the engine's batched package transaction, in this order. Between
+/// `sources` and `prepare` the engine checks that the package manager still resolves what the
+/// plan showed, so nothing destructive happens before that guard.
 enum class ApplyPhase {
-    prepare,   ///< before packages are installed (repository setup, blacklist files)
-    configure, ///< after (holds, PATH, services); returns done or reboot_required
+    sources,   ///< repositories and keys: what the package manager resolves against
+    prepare,   ///< destructive work the install needs (blacklist, old holds, runfile removal)
+    configure, ///< after the install (holds, PATH, services); returns done or reboot_required
 };
 
 class Step {
@@ -109,9 +128,10 @@ public:
     [[nodiscard]] virtual std::string_view summary() const = 0;
     /// Read-only: is the host already in the wanted state? What would apply do?
     [[nodiscard]] virtual CheckResult check(const StepContext& ctx, const System& sys) const = 0;
-    /// Makes it so. The engine calls `prepare` for every step of a batch, installs all their
-    /// `planned.installs` in one transaction, then calls `configure` for each. Throws Error on
-    /// failure; returns done or reboot_required.
+    /// Makes it so. The engine calls `sources`, then `prepare` for every step of a batch,
+    /// installs their `pre_installs` and then all their `planned.installs` in one transaction,
+    /// then calls `configure` for each. Throws Error on failure; returns done or
+    /// reboot_required.
     virtual StepStatus apply(const StepContext& ctx, System& sys, const CheckResult& planned,
                              ApplyPhase phase) = 0;
     /// Proves the step with the real tools.

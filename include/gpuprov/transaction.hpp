@@ -79,6 +79,11 @@ dependency_closure(const std::vector<std::string>& roots,
 /// container toolkit's libnvidia-container* is not part of the driver.
 [[nodiscard]] bool is_driver_package(std::string_view name);
 
+/// The driver branch a package version belongs to: "595" from "595.91.07-1ubuntu1",
+/// "3:580.95.05-1.el9" or a branch pinning package's "610-2ubuntu1"; empty when the version is
+/// not a driver's (a container toolkit's 1.17.3, nvlsm's 2025.10.12, nvidia-fs 2.26).
+[[nodiscard]] std::string driver_branch_of(std::string_view version);
+
 /// Packages an earlier gpuprov run installed (the journal's per-step versions): removing them
 /// is part of a planned change, not a surprise.
 [[nodiscard]] std::set<std::string> gpuprov_installed_packages(const System& sys);

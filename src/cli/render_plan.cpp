@@ -36,6 +36,14 @@ std::string status_word(StepStatus status, bool color) {
 
 namespace {
 
+std::string join_keys(const std::map<std::string, std::string>& m) {
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : m) {
+        keys.push_back(k);
+    }
+    return join(keys, ", ");
+}
+
 std::string host_line(const HostFacts& f) {
     return fmt::format("{} ({}), {}, kernel {}, {} NVIDIA GPU{}",
                        f.os.pretty_name.empty() ? "unknown OS" : f.os.pretty_name,
@@ -89,9 +97,14 @@ std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool colo
     }
     for (const auto& pt : plan.transactions) {
         const auto tool = facts.os.family == "rhel" ? "dnf" : "apt";
-        out += fmt::format("\nPackage transaction for {} ({} change{}; resolved by {} itself):\n",
-                           join(pt.steps, ", "), pt.transaction.actions.size(),
-                           pt.transaction.actions.size() == 1 ? "" : "s", tool);
+        out += fmt::format(
+            "\nPackage transaction for {}{} ({} change{}; resolved by {} itself{}):\n",
+            join(pt.steps, ", "), pt.first ? ", first and on its own" : "",
+            pt.transaction.actions.size(), pt.transaction.actions.size() == 1 ? "" : "s", tool,
+            pt.view_preferences.empty()
+                ? ""
+                : fmt::format(" with {} in preferences.d, as the transaction above installs it",
+                              join_keys(pt.view_preferences)));
         for (const auto& m : pt.transaction.module_changes) {
             out += "  module " + m + "\n";
         }
@@ -152,6 +165,8 @@ nlohmann::json plan_to_json(const Plan& plan, const HostFacts& facts) {
                   {"remove", json::array()},
                   {"modules", pt.transaction.module_changes},
                   {"simulated_with", pt.transaction.simulated_with},
+                  {"first", pt.first},
+                  {"view_preferences", pt.view_preferences},
                   {"blocked", pt.blocked}};
         for (const auto& a : pt.transaction.actions) {
             json entry = {{"name", a.name}};

@@ -276,15 +276,29 @@ private:
         std::size_t current = active.front();
         bool installing = false;
         try {
+            // Repositories and keys first: the package manager resolves against them.
             for (const auto k : active) {
                 current = k;
                 m_rep.step_started(plan.steps[k].id, plan.steps[k].summary);
-                step(k).apply(m_ctx, m_sys, plan.steps[k].check, ApplyPhase::prepare);
+                step(k).apply(m_ctx, m_sys, plan.steps[k].check, ApplyPhase::sources);
                 m_refreshes += count_refreshes(plan.steps[k].check);
                 stop_point();
             }
+            // The guard, before anything that takes the old driver away (a runfile's
+            // uninstall, the old branch's holds, nouveau's blacklist): the package manager
+            // must resolve exactly what the plan showed, and nobody else may be installing.
+            const auto txns = planned_for(plan, active);
+            current = active.front();
+            guard(txns);
+            stop_point();
+            for (const auto k : active) {
+                current = k;
+                step(k).apply(m_ctx, m_sys, plan.steps[k].check, ApplyPhase::prepare);
+                stop_point();
+            }
             installing = true;
-            install(plan, active, current);
+            current = active.front();
+            install(txns);
             installing = false;
             stop_point();
             for (const auto k : active) {
@@ -415,62 +429,116 @@ private:
         fail(message);
     }
 
-    void install(const Plan& plan, const std::vector<std::size_t>& active, std::size_t& current) {
-        std::vector<PackagePin> pins;
-        std::set<std::string> seen;
-        bool modules_only = false; // a dnf module stream to enable, every package in place
-        for (const auto k : active) {
-            for (const auto& pin : plan.steps[k].check.installs) {
-                if (seen.insert(pin.name).second) {
-                    pins.push_back(pin);
-                }
-            }
-            modules_only = modules_only || !plan.steps[k].check.modules.empty();
-        }
-        if (pins.empty() && !modules_only) {
-            return;
-        }
-        current = active.front();
-        // apt, now that the sources are in place, must resolve what the plan showed; then the
-        // transaction runs with every version and removal spelled out, so apt has no choice.
-        const PlannedTransaction* planned = nullptr;
+    /// The batch's planned transactions: the one that runs first (NVIDIA's pinning package)
+    /// when there is one, and the batch's own.
+    struct GroupTransactions {
+        const PlannedTransaction* first = nullptr;
+        const PlannedTransaction* main = nullptr;
+    };
+
+    [[nodiscard]] GroupTransactions planned_for(const Plan& plan,
+                                                const std::vector<std::size_t>& active) const {
+        GroupTransactions out;
         for (const auto& pt : m_planned) {
             for (const auto k : active) {
                 if (std::find(pt.steps.begin(), pt.steps.end(), plan.steps[k].id) !=
                     pt.steps.end()) {
-                    planned = &pt;
+                    (pt.first ? out.first : out.main) = &pt;
                 }
             }
         }
-        if (planned == nullptr) {
+        bool packages = false;
+        for (const auto k : active) {
+            const auto& c = plan.steps[k].check;
+            packages = packages || !c.installs.empty() || !c.removals.empty() ||
+                       !c.modules.empty() || !c.pre_installs.empty() || !c.pre_removals.empty();
+        }
+        if (packages && out.main == nullptr) {
             throw Error("internal: no planned package transaction for this group");
         }
-        std::vector<std::string> removals;
-        for (const auto k : active) {
-            const auto& r = plan.steps[k].check.removals;
-            removals.insert(removals.end(), r.begin(), r.end());
+        return out;
+    }
+
+    /// What was asked of the package manager for `pt`; with `view`, in a private view whose
+    /// preferences.d holds the files the first transaction will install (its pin).
+    [[nodiscard]] SimulationRequest request_of(const PlannedTransaction& pt, bool view) const {
+        SimulationRequest r{.installs = pt.transaction.requested,
+                            .removals = pt.transaction.removals,
+                            .modules = pt.transaction.modules};
+        if (view && !pt.view_preferences.empty()) {
+            r.scratch_dir = m_repos.cache_dir() + "/apt-view-apply";
+            r.preferences = pt.view_preferences;
         }
-        const auto& modules = planned->transaction.modules;
-        const auto now =
-            m_pm->simulate(m_sys, {.installs = pins, .removals = removals, .modules = modules});
+        return r;
+    }
+
+    [[nodiscard]] static bool has_work(const PlannedTransaction& pt) {
+        return !pt.transaction.requested.empty() || !pt.transaction.removals.empty() ||
+               !pt.transaction.modules.empty();
+    }
+
+    /// The package manager, asked now, resolves `pt` as the plan showed it.
+    void same_as_planned(const PlannedTransaction& pt, const SimulationRequest& req,
+                         std::string_view changed_so_far) {
+        const auto now = m_pm->simulate(m_sys, req);
         if (!now.error.empty()) {
-            throw HostError(now.error);
+            throw HostError(fmt::format("{}; {}", now.error, changed_so_far));
         }
-        const auto diff = transaction_diff(planned->transaction.actions, now.actions);
+        const auto diff = transaction_diff(pt.transaction.actions, now.actions);
         if (!diff.empty()) {
             throw HostError(fmt::format(
-                "apt would now do something else than the plan showed; nothing was installed. "
+                "the package manager would now do something else than the plan showed; {}. "
                 "Differences (+ now, - planned):\n  {}\nRun `gpuprov plan` again and review.",
-                join(diff, "\n  ")));
+                changed_so_far, join(diff, "\n  ")));
         }
-        const auto exact = planned->transaction.exact_installs();
+    }
+
+    /// Before any destructive work: each planned transaction resolves as shown (the batch's
+    /// with the first one's pin in its view), and no other package manager holds the lock.
+    void guard(const GroupTransactions& txns) {
+        constexpr std::string_view nothing = "nothing was installed and no driver was touched";
+        if (txns.first != nullptr && has_work(*txns.first)) {
+            same_as_planned(*txns.first, request_of(*txns.first, false), nothing);
+        }
+        if (txns.main != nullptr && has_work(*txns.main)) {
+            same_as_planned(*txns.main, request_of(*txns.main, txns.first != nullptr), nothing);
+        }
+        if ((txns.first != nullptr && has_work(*txns.first)) ||
+            (txns.main != nullptr && has_work(*txns.main))) {
+            wait_lock();
+        }
+    }
+
+    void install(const GroupTransactions& txns) {
+        bool first_ran = false;
+        if (txns.first != nullptr && has_work(*txns.first)) {
+            m_rep.info("installing NVIDIA's pinning package first, in its own transaction");
+            run_transaction(*txns.first);
+            first_ran = true;
+        }
+        if (txns.main == nullptr || !has_work(*txns.main)) {
+            return;
+        }
+        if (first_ran) {
+            // The pin is real now: apt must resolve the batch as the plan did with its copy.
+            same_as_planned(*txns.main, request_of(*txns.main, false),
+                            "only the pinning package was installed (its transaction above)");
+        }
+        run_transaction(*txns.main);
+    }
+
+    /// Carries out a planned transaction with every version and removal spelled out, so the
+    /// package manager has no choice left.
+    void run_transaction(const PlannedTransaction& planned) {
+        const auto exact = planned.transaction.exact_installs();
         std::vector<std::string> specs;
         for (const auto& p : exact) {
             specs.push_back(p.spec());
         }
         m_rep.info(fmt::format("installing in one transaction: {}", join(specs, " ")));
         wait_lock();
-        auto cmd = m_pm->install(exact, planned->transaction.exact_removals(), modules);
+        auto cmd =
+            m_pm->install(exact, planned.transaction.exact_removals(), planned.transaction.modules);
         cmd.on_stdout = m_pm->progress_reader(
             [this](double percent, std::string_view what) { m_rep.progress(percent, what); });
         try {
@@ -482,7 +550,7 @@ private:
         // apt's own last update stops short of 100% ("Installed X" at 98%).
         m_rep.progress(100, "done");
         m_rep.progress_done();
-        m_installed = exact;
+        m_installed.insert(m_installed.end(), exact.begin(), exact.end());
         ++m_result.apt_transactions;
         m_facts = detect_facts(m_sys, m_matrix);
     }

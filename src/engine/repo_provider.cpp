@@ -64,4 +64,17 @@ std::optional<std::string> LiveRepoProvider::known_inrelease(const std::string& 
     return cached_inrelease(m_sys, resolved, m_cache_dir);
 }
 
+PackageFileResult LiveRepoProvider::package_file(const std::string& repo,
+                                                 const PackageRecord& record) const {
+    const auto& state = this->repo(repo);
+    if (!state.index) {
+        return {.path = {}, .error = state.error};
+    }
+    try {
+        return fetch_package_file(m_sys, state.repo, record, m_cache_dir);
+    } catch (const Error& e) {
+        return {.path = {}, .error = fmt::format("{} (cache {})", e.what(), m_cache_dir)};
+    }
+}
+
 } // namespace gpuprov

@@ -20,7 +20,8 @@ bool runs(StepStatus s) {
 }
 
 bool has_packages(const CheckResult& c) {
-    return !c.installs.empty() || !c.removals.empty() || !c.modules.empty();
+    return !c.installs.empty() || !c.removals.empty() || !c.modules.empty() ||
+           !c.pre_installs.empty() || !c.pre_removals.empty();
 }
 
 template <class T> bool contains(const std::vector<T>& v, const T& x) {
@@ -32,6 +33,9 @@ struct GroupRequest {
     std::vector<std::string> unholds;
     std::vector<std::string> hold_roots;
     std::vector<std::string> steps;
+    /// The transaction that runs first, on its own (NVIDIA's pinning package), and its steps.
+    SimulationRequest first;
+    std::vector<std::string> first_steps;
 };
 
 GroupRequest group_request(const Plan& plan, const std::vector<std::size_t>& group) {
@@ -39,6 +43,14 @@ GroupRequest group_request(const Plan& plan, const std::vector<std::size_t>& gro
     for (const auto k : group) {
         const auto& c = plan.steps[k].check;
         g.steps.push_back(plan.steps[k].id);
+        if (!c.pre_installs.empty() || !c.pre_removals.empty()) {
+            g.first_steps.push_back(plan.steps[k].id);
+            g.first.installs.insert(g.first.installs.end(), c.pre_installs.begin(),
+                                    c.pre_installs.end());
+            g.first.removals.insert(g.first.removals.end(), c.pre_removals.begin(),
+                                    c.pre_removals.end());
+            g.req.preferences.insert(c.view_preferences.begin(), c.view_preferences.end());
+        }
         for (const auto& pin : c.installs) {
             const bool seen = std::any_of(g.req.installs.begin(), g.req.installs.end(),
                                           [&](const auto& p) { return p.name == pin.name; });
@@ -125,6 +137,70 @@ std::vector<std::string> depends_in(const StepContext& ctx, const System& sys,
     return pm.installed_depends(sys, name);
 }
 
+/// The clause of a Depends field that names `name` ("nvidia-driver-open (>= 595.91.07)").
+std::string clause_naming(std::string_view depends, const std::string& name) {
+    for (const auto& clause : split(depends, ',')) {
+        const auto names = dependency_names(clause);
+        if (std::find(names.begin(), names.end(), name) != names.end()) {
+            return std::string(trim(clause));
+        }
+    }
+    return {};
+}
+
+/// A driver package the transaction would put on the host at another branch than the profile's
+/// (nvidia-open's `nvidia-driver-open (>= V)` takes the newest without NVIDIA's pin; Debian's
+/// cuda-drivers-580 pulled 590 parts): the package, its version and what pulled it, from the
+/// index records at the versions the transaction installs. Empty when every driver part of the
+/// transaction is of `branch`.
+std::string cross_branch(const StepContext& ctx, const PackageTransaction& t,
+                         const std::string& branch) {
+    for (const auto& a : t.actions) {
+        if (a.kind == PackageAction::Kind::remove || !is_driver_package(a.name)) {
+            continue;
+        }
+        const auto of = driver_branch_of(a.to);
+        if (of.empty() || of == branch) {
+            continue;
+        }
+        std::string pulled = "asked for by the profile's steps";
+        for (const auto& p : t.actions) {
+            if (p.kind == PackageAction::Kind::remove || p.name == a.name) {
+                continue;
+            }
+            for (const auto& [repo, spec] : ctx.profile.repositories) {
+                const auto& state = ctx.repos.repo(repo);
+                const auto* rec = state.index ? [&]() -> const PackageRecord* {
+                    for (const auto* r : state.index->versions(p.name)) {
+                        if (r->version == p.to) {
+                            return r;
+                        }
+                    }
+                    return nullptr;
+                }()
+                    : nullptr;
+                if (rec == nullptr) {
+                    continue;
+                }
+                if (const auto clause = clause_naming(rec->depends, a.name); !clause.empty()) {
+                    pulled = fmt::format("pulled by {} {} (Depends: {})", p.name, p.to, clause);
+                    break;
+                }
+            }
+            if (!starts_with(pulled, "asked")) {
+                break;
+            }
+        }
+        return fmt::format(
+            "the package manager would install {} {}, a driver package of branch {}, not the "
+            "profile's {}: {}. A driver split across branches does not load; gpuprov refuses "
+            "the transaction (NVIDIA's repository must carry the whole branch {}, and on apt its "
+            "pinning package keeps the resolution there)",
+            a.name, a.to, of, branch, pulled, branch);
+    }
+    return {};
+}
+
 std::string blocked_reason(const PackageTransaction& t, const TransactionPolicy& policy,
                            const std::vector<std::string>& moved_holds) {
     if (!t.error.empty()) {
@@ -181,13 +257,35 @@ void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
         return;
     }
     const auto owned = gpuprov_installed_packages(sys);
+    const auto branch = ctx.profile.driver ? ctx.profile.driver->branch : std::string();
     for (const auto& group : package_groups(plan)) {
         auto g = group_request(plan, group);
         if (!policy.scratch_dir.empty()) {
             g.req.scratch_dir = policy.scratch_dir;
             g.req.repos = simulated_repos(ctx, sys, policy.cache_dir);
+            g.first.scratch_dir = g.req.scratch_dir;
+            g.first.repos = g.req.repos;
         }
-        PlannedTransaction pt{.steps = g.steps, .transaction = pm->simulate(sys, g.req)};
+        if (!g.first_steps.empty()) {
+            // Its own transaction, before the batch's: apt resolves the batch with its pin in
+            // place (the file read from the package, in the simulation's preferences.d).
+            PlannedTransaction first{
+                .steps = g.first_steps, .transaction = pm->simulate(sys, g.first), .first = true};
+            for (auto& a : first.transaction.actions) {
+                // A pinning package replaces the one before it (Conflicts/Replaces): part of the
+                // branch change the profile asks for.
+                a.owned = a.kind != PackageAction::Kind::remove || owned.count(a.name) != 0 ||
+                          contains(g.first.removals, a.name);
+            }
+            first.blocked = blocked_reason(first.transaction, policy, {});
+            if (first.blocked.empty() && !branch.empty()) {
+                first.blocked = cross_branch(ctx, first.transaction, branch);
+            }
+            plan.transactions.push_back(std::move(first));
+        }
+        PlannedTransaction pt{.steps = g.steps,
+                              .transaction = pm->simulate(sys, g.req),
+                              .view_preferences = g.req.preferences};
         auto& t = pt.transaction;
         const auto hold = dependency_closure(
             g.hold_roots,
@@ -205,6 +303,9 @@ void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
             }
         }
         pt.blocked = blocked_reason(t, policy, moved_holds);
+        if (pt.blocked.empty() && !branch.empty()) {
+            pt.blocked = cross_branch(ctx, t, branch);
+        }
         plan.transactions.push_back(std::move(pt));
     }
 }

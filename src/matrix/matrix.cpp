@@ -71,10 +71,30 @@ const PackageNames* Matrix::package_names(const std::string& family) const {
     return it == m_names.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> PackageNames::fabric_manager_for(int branch) const {
+    for (const auto& fm : fabric_manager) {
+        if (fm.branches.contains(branch)) {
+            return expand_package_names(fm.packages, {.branch = std::to_string(branch)});
+        }
+    }
+    return {};
+}
+
+const AptDriverScheme* AptDriverPackages::scheme_for(std::string_view os_id, int branch) const {
+    for (const auto& s : schemes) {
+        if (s.branches.contains(branch) &&
+            std::find(s.os.begin(), s.os.end(), os_id) != s.os.end()) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
 std::string expand_package_name(std::string_view pattern, const PackageVars& vars) {
     auto s = std::string(pattern);
     const auto dot = vars.cuda.find('.');
     s = replace_all(std::move(s), "{branch}", vars.branch);
+    s = replace_all(std::move(s), "{version}", vars.version);
     s = replace_all(std::move(s), "{cuda_major}", vars.cuda.substr(0, dot));
     s = replace_all(std::move(s), "{cuda_dash}", replace_all(vars.cuda, ".", "-"));
     s = replace_all(std::move(s), "{cuda}", vars.cuda);

@@ -545,6 +545,75 @@ RpmDriverPackages read_rpm_driver(const Reader& r, const YAML::Node& node) {
     return d;
 }
 
+BranchRange read_branch_range(const Reader& r, const YAML::Node& node) {
+    BranchRange b;
+    if (const auto min = node["min_branch"]) {
+        b.min = static_cast<int>(r.integer_at(min, "min_branch"));
+    }
+    if (const auto max = node["max_branch"]) {
+        b.max = static_cast<int>(r.integer_at(max, "max_branch"));
+    }
+    if (b.min > b.max) {
+        r.fail(node, "'min_branch' is above 'max_branch'");
+    }
+    return b;
+}
+
+std::vector<FabricManagerNames> read_fabric_manager(const Reader& r, const YAML::Node& node) {
+    r.expect_seq(node, "'fabric_manager'");
+    std::vector<FabricManagerNames> out;
+    for (const auto& row : node) {
+        r.expect_map(row, "a fabric_manager row");
+        r.only_keys(row, {"min_branch", "max_branch", "packages"});
+        out.push_back({read_branch_range(r, row), names_at(r, row, "packages")});
+    }
+    return out;
+}
+
+AptDriverPackages read_apt_driver(const Reader& r, const YAML::Node& node) {
+    r.expect_map(node, "'driver'");
+    r.only_keys(node, {"pinning", "schemes"});
+    AptDriverPackages d;
+    const auto pin = r.required(node, "pinning");
+    r.expect_map(pin, "'pinning'");
+    r.only_keys(pin, {"branch", "version"});
+    d.pinning_branch = r.string(pin, "branch");
+    d.pinning_version = r.string(pin, "version");
+    if (d.pinning_branch.find("{branch}") == std::string::npos) {
+        r.fail(pin["branch"], "'branch' must contain {branch}");
+    }
+    if (d.pinning_version.find("{version}") == std::string::npos) {
+        r.fail(pin["version"], "'version' must contain {version}");
+    }
+    const auto schemes = r.required(node, "schemes");
+    r.expect_seq(schemes, "'schemes'");
+    for (const auto& row : schemes) {
+        r.expect_map(row, "a driver scheme");
+        r.only_keys(row,
+                    {"name", "os", "min_branch", "max_branch", "lock", "open_since", "packages"});
+        AptDriverScheme s;
+        s.name = r.string(row, "name");
+        s.os = names_at(r, row, "os");
+        s.branches = read_branch_range(r, row);
+        const auto lock = r.string(row, "lock");
+        if (lock != "hold" && lock != "pin") {
+            r.fail(row["lock"], "'lock' must be hold or pin");
+        }
+        s.lock = lock == "pin" ? BranchLock::pin : BranchLock::hold;
+        if (const auto since = row["open_since"]) {
+            s.open_since = static_cast<int>(r.integer_at(since, "open_since"));
+        }
+        const auto packages = r.required(row, "packages");
+        r.expect_map(packages, "'packages'");
+        r.only_keys(packages, {"proprietary", "open"});
+        for (const auto* flavor : {"proprietary", "open"}) {
+            s.packages[flavor] = names_at(r, packages, flavor);
+        }
+        d.schemes.push_back(std::move(s));
+    }
+    return d;
+}
+
 std::map<std::string, PackageNames> read_package_names(const Reader& r, const YAML::Node& node) {
     r.expect_map(node, "'packages'");
     r.only_keys(node, {"debian", "rhel"});
@@ -559,23 +628,18 @@ std::map<std::string, PackageNames> read_package_names(const Reader& r, const YA
         n.cudnn9 = names_at(r, f, "cudnn9");
         n.cudnn8 = read_cuda_built(r, f, "cudnn8");
         n.nccl = read_cuda_built(r, f, "nccl");
-        const auto fm = r.required(f, "fabric_manager");
-        r.expect_map(fm, "'fabric_manager'");
-        r.only_keys(fm, {"packages", "version_from", "version_match"});
-        n.fabric_manager = names_at(r, fm, "packages");
-        n.fabric_manager_version_from = r.string(fm, "version_from");
-        const auto match = r.string(fm, "version_match");
-        if (match != "exact" && match != "upstream") {
-            r.fail(fm["version_match"], "'version_match' must be exact or upstream");
-        }
-        n.fabric_manager_exact = match == "exact";
+        n.fabric_manager = read_fabric_manager(r, r.required(f, "fabric_manager"));
         const auto ctk = r.required(f, "container_toolkit");
         r.expect_map(ctk, "'container_toolkit'");
         r.only_keys(ctk, {"packages", "repo_path"});
         n.container_toolkit = names_at(r, ctk, "packages");
         n.container_repo_path = r.string(ctk, "repo_path");
         if (const auto drv = f["driver"]) {
-            n.driver = read_rpm_driver(r, drv);
+            if (kv.first.Scalar() == "debian") {
+                n.apt_driver = read_apt_driver(r, drv);
+            } else {
+                n.driver = read_rpm_driver(r, drv);
+            }
         }
         out.emplace(kv.first.Scalar(), std::move(n));
     }

@@ -105,13 +105,29 @@ bool is_driver_package(std::string_view name) {
     if (starts_with(name, "cuda-drivers")) {
         return true;
     }
+    // NVSDM (NVLink 5 switch management) ships at the driver's version from R570 (reference §A2).
     for (const auto* debian : {"libcuda1", "libnvcuvid1", "libnvoptix1", "libegl-nvidia",
-                               "libgles-nvidia", "libglx-nvidia", "libgl1-nvidia"}) {
+                               "libgles-nvidia", "libglx-nvidia", "libgl1-nvidia", "libnvsdm"}) {
         if (starts_with(name, debian)) {
             return true;
         }
     }
     return name.find("nvidia") != std::string_view::npos;
+}
+
+std::string driver_branch_of(std::string_view version) {
+    if (const auto colon = version.find(':'); colon != std::string_view::npos) {
+        version.remove_prefix(colon + 1);
+    }
+    const auto digits = version.find_first_not_of("0123456789");
+    const auto head = version.substr(0, digits);
+    // NVIDIA's driver branches are three digits (R300 .. R999); what follows is the rest of the
+    // driver version or the packaging revision.
+    if (head.size() != 3 || head < "300" ||
+        (digits != std::string_view::npos && version[digits] != '.' && version[digits] != '-')) {
+        return {};
+    }
+    return std::string(head);
 }
 
 std::set<std::string> gpuprov_installed_packages(const System& sys) {

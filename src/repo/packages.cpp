@@ -46,6 +46,9 @@ std::string* field_slot(PackageRecord& r, std::string_view name) {
     if (iequals(name, "sha256")) {
         return &r.sha256;
     }
+    if (iequals(name, "size")) {
+        return &r.size;
+    }
     return nullptr;
 }
 

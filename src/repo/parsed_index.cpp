@@ -1,4 +1,4 @@
-// Format: a header naming the Packages file's SHA-256 and stamp, then every record as seven
+// Format: a header naming the Packages file's SHA-256 and stamp, then every record as eight
 // length-prefixed fields ("<len>:<bytes>"), so loading is a bounds-checked copy, never a parse of
 // deb822 text. Written atomically; read strictly (any surprise means "parse it again").
 #include "parsed_index.hpp"
@@ -11,17 +11,17 @@ namespace gpuprov::repo_detail {
 
 namespace {
 
-constexpr std::string_view kMagic = "gpuprov parsed Packages v1\n";
+constexpr std::string_view kMagic = "gpuprov parsed Packages v2\n";
 
 std::string header(const std::string& sha256, const FileStamp& st, std::size_t count) {
     return fmt::format("{}sha256 {}\nstamp {} {} {}\nrecords {}\n", kMagic, sha256, st.size,
                        st.inode, st.mtime_ns, count);
 }
 
-std::array<std::string PackageRecord::*, 7> fields() {
+std::array<std::string PackageRecord::*, 8> fields() {
     return {&PackageRecord::name,    &PackageRecord::version,  &PackageRecord::architecture,
             &PackageRecord::depends, &PackageRecord::provides, &PackageRecord::filename,
-            &PackageRecord::sha256};
+            &PackageRecord::sha256,  &PackageRecord::size};
 }
 
 /// Reads "<len>:<bytes>" at `pos`, advancing it; nullopt when cut short or malformed.

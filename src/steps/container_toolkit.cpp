@@ -148,9 +148,12 @@ public:
 
     StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
                      ApplyPhase phase) override {
-        if (phase == ApplyPhase::prepare) {
+        if (phase == ApplyPhase::sources) {
             apply_container_engine_repo(ctx, sys, *make_package_manager(ctx.facts));
             apply_apt_repo(ctx, sys, "container-toolkit");
+            return StepStatus::done;
+        }
+        if (phase != ApplyPhase::configure) {
             return StepStatus::done;
         }
         const auto& runtime = ctx.profile.container->runtime;

@@ -32,7 +32,7 @@ public:
 
     StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
                      ApplyPhase phase) override {
-        if (phase == ApplyPhase::prepare) {
+        if (phase == ApplyPhase::sources) {
             apply_apt_repo(ctx, sys, "cuda");
         }
         return StepStatus::done;

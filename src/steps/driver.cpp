@@ -1,6 +1,7 @@
 // driver: the branch's packages from NVIDIA's repository, held against unattended upgrades,
 // loaded now or after the reboot that nouveau forces.
 #include "common.hpp"
+#include "driver_apt.hpp"
 #include "driver_rpm.hpp"
 #include "runfile_driver.hpp"
 #include "steps.hpp"
@@ -17,43 +18,21 @@ namespace gpuprov::steps {
 
 namespace {
 
-// Package names: CUDA installation guide, "Driver Installation" (cuda-drivers-<branch>;
-// nvidia-driver-<branch>-open on Ubuntu, nvidia-kernel-open-dkms on Debian for the open
-// modules); Ubuntu's server branch is Canonical's nvidia-driver-<branch>-server.
-struct DriverPackages {
-    std::vector<std::string> from_nvidia; ///< pinned to the branch from NVIDIA's index
-    std::vector<std::string> from_distro; ///< installed at the distribution's version
-};
-
-DriverPackages packages_for(const DriverSpec& d, const HostFacts& facts) {
-    const auto cuda_drivers = "cuda-drivers-" + d.branch;
-    if (d.flavor == "open") {
-        if (facts.os.id == "ubuntu") {
-            return {{"nvidia-driver-" + d.branch + "-open", cuda_drivers}, {}};
-        }
-        return {{"nvidia-kernel-open-dkms", cuda_drivers}, {}};
-    }
-    if (d.flavor == "server") {
-        return {{}, {"nvidia-driver-" + d.branch + "-server"}};
-    }
-    return {{cuda_drivers}, {}};
-}
-
-std::vector<std::string> all_packages(const DriverPackages& p) {
-    auto all = p.from_nvidia;
-    all.insert(all.end(), p.from_distro.begin(), p.from_distro.end());
-    return all;
-}
-
 /// The driver's top-level packages on this host's family: the module stream's packages on the
-/// rhel family (driver_rpm.hpp), NVIDIA's apt names elsewhere.
+/// rhel family (driver_rpm.hpp), NVIDIA's apt names for the branch elsewhere (driver_apt.hpp).
 std::vector<std::string> root_packages(const StepContext& ctx) {
+    CheckResult ignored;
     if (ctx.facts.os.family == "rhel") {
-        CheckResult ignored;
         const auto drv = rpm_driver(ctx, ignored);
         return drv ? drv->packages : std::vector<std::string>{};
     }
-    return all_packages(packages_for(*ctx.profile.driver, ctx.facts));
+    const auto drv = apt_driver(ctx, ignored);
+    if (!drv) {
+        return {};
+    }
+    auto all = drv->roots;
+    all.insert(all.end(), drv->from_distro.begin(), drv->from_distro.end());
+    return all;
 }
 
 /// Kernel packages `hold_kernel` holds: the metapackages that bring new ABI kernels
@@ -103,12 +82,15 @@ std::vector<std::string> unheld(const System& sys, const PackageManager& pm,
     return out;
 }
 
-/// The driver packages `hold: true` still has to hold.
-std::vector<std::string> driver_unheld(const DriverSpec& d, const System& sys,
+/// The driver packages `hold: true` still has to hold: none where NVIDIA's pinning package
+/// keeps the branch (apt-mark hold is not to be combined with it).
+std::vector<std::string> driver_unheld(const StepContext& ctx, const System& sys,
                                        const PackageManager& pm,
                                        const std::vector<std::string>& pkgs) {
-    return d.hold ? unheld(sys, pm, installed_driver_closure(sys, pm, pkgs))
-                  : std::vector<std::string>{};
+    const bool holds =
+        ctx.facts.os.family == "rhel" ? ctx.profile.driver->hold : apt_driver_holds(ctx);
+    return holds ? unheld(sys, pm, installed_driver_closure(sys, pm, pkgs))
+                 : std::vector<std::string>{};
 }
 
 /// The kernel packages `hold_kernel: true` still has to hold.
@@ -116,35 +98,6 @@ std::vector<std::string> kernel_unheld(const DriverSpec& d, const HostFacts& fac
                                        const System& sys, const PackageManager& pm) {
     return d.hold_kernel ? unheld(sys, pm, kernel_packages(facts, sys, pm))
                          : std::vector<std::string>{};
-}
-
-/// "535" from cuda-drivers-535 or nvidia-driver-535-open.
-std::string branch_of(const std::string& root) {
-    const auto start = root.find_first_of("0123456789");
-    if (start == std::string::npos) {
-        return root;
-    }
-    return root.substr(start, root.find_first_not_of("0123456789", start) - start);
-}
-
-/// Top-level driver packages of another branch: cuda-drivers-<n>, nvidia-driver-<n>[-open|-server].
-std::vector<std::string> other_branch_roots(const System& sys, const PackageManager& pm,
-                                            const std::string& branch) {
-    std::vector<std::string> out;
-    for (const auto& n : pm.installed_names(sys)) {
-        for (const std::string_view prefix : {"cuda-drivers-", "nvidia-driver-"}) {
-            if (!starts_with(n, prefix)) {
-                continue;
-            }
-            const auto rest = n.substr(prefix.size());
-            const auto digits = rest.find_first_not_of("0123456789");
-            const auto b = rest.substr(0, digits);
-            if (!b.empty() && b != branch && (digits == std::string::npos || rest[digits] == '-')) {
-                out.push_back(n);
-            }
-        }
-    }
-    return out;
 }
 
 class Driver final : public Step {
@@ -185,43 +138,18 @@ public:
         if (ctx.facts.os.family == "rhel") {
             return check_rpm(ctx, sys, *pm, r);
         }
-        const auto pkgs = packages_for(d, ctx.facts);
-        // driver.version pins one driver ("550.90.07-1"); else the newest in the branch.
-        const auto prefix = d.version ? *d.version + "-" : d.branch + ".";
-        if (!all_installed(sys, *pm, pkgs.from_nvidia, prefix) ||
-            !all_installed(sys, *pm, pkgs.from_distro)) {
-            const PackageIndex* index = nullptr;
-            if (!pkgs.from_nvidia.empty() && (index = index_or_block(ctx, "cuda", r)) == nullptr) {
-                return r;
-            }
-            std::vector<PackagePin> pins;
-            for (const auto& name : pkgs.from_nvidia) {
-                const auto* rec = index->newest_with_prefix(name, prefix);
-                if (rec == nullptr) {
-                    r.status = StepStatus::blocked;
-                    r.reason = d.version
-                                   ? fmt::format("the CUDA repository has no {} version {}-* "
-                                                 "(driver.version {}); newest there: {}",
-                                                 name, *d.version, *d.version,
-                                                 index->newest(name) ? index->newest(name)->version
-                                                                     : std::string("none"))
-                                   : fmt::format("the CUDA repository has no {} of branch {}", name,
-                                                 d.branch);
-                    return r;
-                }
-                pins.push_back({name, rec->version});
-            }
-            for (const auto& name : pkgs.from_distro) {
-                pins.push_back({name, ""});
-            }
-            plan_installs(r, sys, *pm, pins);
-            r.hold_installs = d.hold;
-            plan_branch_change(sys, *pm, d.branch, r);
-            if (ctx.facts.nouveau_loaded) {
-                r.changes.push_back(note("nouveau is loaded: the driver loads after a reboot"));
-            }
+        const auto drv = apt_driver(ctx, r);
+        if (!drv) {
+            return r;
         }
-        add_hold_changes(ctx, sys, *pm, all_packages(pkgs), r);
+        check_apt_driver(ctx, sys, *pm, *drv, r);
+        if (r.status == StepStatus::blocked) {
+            return r;
+        }
+        if (!r.installs.empty() && ctx.facts.nouveau_loaded) {
+            r.changes.push_back(note("nouveau is loaded: the driver loads after a reboot"));
+        }
+        add_hold_changes(ctx, sys, *pm, root_packages(ctx), r);
         if (r.status == StepStatus::satisfied && !loaded_ok(ctx)) {
             r.status = StepStatus::reboot_required;
             r.reason = not_loaded_reason(ctx);
@@ -231,6 +159,9 @@ public:
 
     StepStatus apply(const StepContext& ctx, System& sys, const CheckResult& planned,
                      ApplyPhase phase) override {
+        if (phase == ApplyPhase::sources) {
+            return StepStatus::done;
+        }
         if (phase == ApplyPhase::prepare) {
             // driver.replace_runfile: the runfile driver goes before the packages arrive.
             remove_runfile_driver(ctx, sys);
@@ -243,7 +174,7 @@ public:
         const auto& d = *ctx.profile.driver;
         const auto pm = make_package_manager(ctx.facts);
         const auto pkgs = root_packages(ctx);
-        if (const auto unheld = driver_unheld(d, sys, *pm, pkgs); !unheld.empty()) {
+        if (const auto unheld = driver_unheld(ctx, sys, *pm, pkgs); !unheld.empty()) {
             run_checked(sys, pm->hold(unheld));
         }
         // The module of the driver this transaction installed: another one still loaded (an
@@ -387,43 +318,6 @@ private:
         return r;
     }
 
-    static void plan_branch_change(const System& sys, const PackageManager& pm,
-                                   const std::string& branch, CheckResult& r) {
-        // Another branch that gpuprov installed itself is replaced as a planned change: unhold
-        // its closure, remove its branch-named packages in the same transaction. One installed
-        // by someone else is left to apt: its removal then shows as not owned (--allow-remove).
-        const auto owned = gpuprov_installed_packages(sys);
-        std::vector<std::string> roots;
-        for (const auto& n : other_branch_roots(sys, pm, branch)) {
-            if (owned.count(n) != 0) {
-                roots.push_back(n);
-            }
-        }
-        if (roots.empty()) {
-            return;
-        }
-        for (const auto& n : installed_driver_closure(sys, pm, roots)) {
-            if (pm.held(sys, n)) {
-                r.unholds.push_back(n);
-            }
-            // Names that carry the old branch go; shared names (nvidia-kernel-common without a
-            // branch) are upgraded by the transaction itself.
-            if (owned.count(n) != 0 &&
-                std::any_of(roots.begin(), roots.end(), [&](const auto& root) {
-                    return n.find("-" + branch_of(root)) != std::string::npos;
-                })) {
-                r.removals.push_back(n);
-            }
-        }
-        if (!r.unholds.empty()) {
-            r.changes.insert(r.changes.begin(),
-                             command_change(pm.unhold(r.unholds),
-                                            "release the old branch so apt can replace it"));
-        }
-        r.changes.push_back(note(
-            fmt::format("driver branch change to {}: removes {}", branch, join(r.removals, ", "))));
-    }
-
     /// A module of `branch` is loaded; exactly `version` when that is known.
     static bool module_loaded(const System& sys, const std::string& branch,
                               const std::string& version) {
@@ -464,7 +358,7 @@ private:
                                  const PackageManager& pm, const std::vector<std::string>& pkgs,
                                  CheckResult& r) {
         const auto& d = *ctx.profile.driver;
-        auto to_hold = driver_unheld(d, sys, pm, pkgs);
+        auto to_hold = driver_unheld(ctx, sys, pm, pkgs);
         const auto kernel = kernel_unheld(d, ctx.facts, sys, pm);
         to_hold.insert(to_hold.end(), kernel.begin(), kernel.end());
         if (!to_hold.empty()) {

@@ -222,6 +222,26 @@ void check_rpm_driver(const StepContext& ctx, const System& sys, const PackageMa
     }
 }
 
+std::string rpm_driver_target_version(const StepContext& ctx, const System& sys,
+                                      const PackageManager& pm) {
+    CheckResult ignored;
+    const auto drv = rpm_driver(ctx, ignored);
+    if (!drv) {
+        return {};
+    }
+    const auto& d = *ctx.profile.driver;
+    const auto prefix = d.version ? *d.version + "-" : d.branch + ".";
+    if (const auto v = pm.installed(sys, drv->version_from); v && version_has_prefix(*v, prefix)) {
+        return upstream_version(*v);
+    }
+    const auto& state = ctx.repos.repo("cuda");
+    if (!state.index) {
+        return {};
+    }
+    const auto* rec = state.index->newest_with_prefix(drv->version_from, prefix);
+    return rec != nullptr ? upstream_version(rec->version) : std::string();
+}
+
 std::vector<std::string> rpm_kernel_packages(const System& sys, const PackageManager& pm) {
     // dnf's installonlypkgs kernel set (dnf.conf(5)): a new kernel arrives as a new install
     // of these names, so locking them at the installed versions stops it.

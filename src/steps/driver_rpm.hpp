@@ -39,6 +39,12 @@ installed_driver_closure(const System& sys, const PackageManager& pm,
 void check_rpm_driver(const StepContext& ctx, const System& sys, const PackageManager& pm,
                       const RpmDriver& drv, CheckResult& r);
 
+/// The upstream driver version ("580.95.05") the driver step has installed or will install on
+/// the rhel family (the version_from package's), for the parts that must equal it (fabric
+/// manager); empty when unknown.
+[[nodiscard]] std::string rpm_driver_target_version(const StepContext& ctx, const System& sys,
+                                                    const PackageManager& pm);
+
 /// Kernel packages `hold_kernel` locks on the rhel family: the installed kernel packages
 /// (dnf's installonly kernel set), so `dnf update` brings no kernel the module is not built for.
 [[nodiscard]] std::vector<std::string> rpm_kernel_packages(const System& sys,

@@ -15,6 +15,7 @@ namespace {
 constexpr const char* kDpkgStatus = "/var/lib/dpkg/status";
 constexpr const char* kAptLists = "/var/lib/apt/lists";
 constexpr const char* kSourceParts = "/etc/apt/sources.list.d";
+constexpr const char* kPreferenceParts = "/etc/apt/preferences.d";
 
 // dpkg's database comes from the one reader (gpuprov/package_db.hpp) that facts and doctor use:
 // it is the source of truth apt itself reads, and a no-op run must not start apt or dpkg.
@@ -63,6 +64,8 @@ public:
         if (!req.scratch_dir.empty()) {
             const auto view = make_view(sys, req);
             argv.insert(argv.end(), view.begin(), view.end());
+        } else if (!req.preferences.empty()) {
+            throw BugError("apt preferences for a simulation need its scratch directory");
         }
         append_targets(argv, req.installs, req.removals);
         t.simulated_with = display_argv(argv);
@@ -219,11 +222,31 @@ private:
             sys.make_symlink(r.inrelease_file, lists + "/" + apt_list_name(r.inrelease_url));
             sys.make_symlink(r.packages_file, lists + "/" + apt_list_name(r.packages_url));
         }
-        return {"-o", "Dir::Etc::sourceparts=" + parts,
-                "-o", "Dir::State::Lists=" + lists,
-                "-o", "Dir::Cache=" + cache,
-                "-o", "Dir::Cache::pkgcache=",
-                "-o", "Dir::Cache::srcpkgcache="};
+        std::vector<std::string> out{"-o", "Dir::Etc::sourceparts=" + parts,
+                                     "-o", "Dir::State::Lists=" + lists,
+                                     "-o", "Dir::Cache=" + cache,
+                                     "-o", "Dir::Cache::pkgcache=",
+                                     "-o", "Dir::Cache::srcpkgcache="};
+        if (!req.preferences.empty()) {
+            // The system's preferences.d as it is, with the files a pinning package will
+            // install in place of their namesakes (apt reads every file there; preferences(5)).
+            const auto prefs = dir + "/preferences.d";
+            sys.make_dirs(prefs);
+            for (const auto& old : sys.list_dir(prefs)) {
+                sys.remove_file(prefs + "/" + old);
+            }
+            for (const auto& name : sys.list_dir(kPreferenceParts)) {
+                if (req.preferences.count(name) == 0) {
+                    sys.make_symlink(std::string(kPreferenceParts) + "/" + name,
+                                     prefs + "/" + name);
+                }
+            }
+            for (const auto& [name, content] : req.preferences) {
+                sys.write_file_atomic(prefs + "/" + name, content, 0644);
+            }
+            out.insert(out.end(), {"-o", "Dir::Etc::PreferencesParts=" + prefs});
+        }
+        return out;
     }
 
     static bool ends_with(std::string_view s, std::string_view suffix) {

@@ -73,6 +73,9 @@ public:
 
     [[nodiscard]] PackageTransaction simulate(System& sys,
                                               const SimulationRequest& req) const override {
+        if (!req.preferences.empty()) {
+            throw BugError("dnf has no apt preferences (" + req.preferences.begin()->first + ")");
+        }
         PackageTransaction t;
         t.requested = req.installs;
         t.removals = req.removals;

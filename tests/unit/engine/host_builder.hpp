@@ -205,7 +205,7 @@ public:
 
     /// What installing `name` puts on the host besides its dpkg entry.
     void package_files(const std::string& name, const std::string& version) {
-        if (starts_with(name, "cuda-drivers-fabricmanager-")) {
+        if (starts_with(name, "nvidia-fabricmanager")) {
             sys.add_file("/lib/systemd/system/nvidia-fabricmanager.service",
                          "[Install]\nWantedBy=multi-user.target\n");
         } else if (starts_with(name, "cuda-drivers-")) {
@@ -237,7 +237,8 @@ public:
     void converge() {
         const std::vector<std::pair<std::string, std::string>> pkgs = {
             {"cuda-drivers-550", "550.127.08-1"},
-            {"cuda-drivers-fabricmanager-550", "550.127.08-1"},
+            {"nvidia-fabricmanager-550", "550.127.08-1"},
+            {"libnvidia-nscq-550", "550.127.08-1"},
             {"cuda-toolkit-12-4", "12.4.1-1"},
             {"libcudnn9-cuda-12", "9.10.2.21-1"},
             {"libcudnn9-dev-cuda-12", "9.10.2.21-1"},
@@ -249,8 +250,11 @@ public:
             {"libnvidia-container1", "1.17.0-1"},
         };
         for (const auto& [name, version] : pkgs) {
-            set_package(name, version,
-                        name == "cuda-drivers-550" ? "hold ok installed" : "install ok installed");
+            // Held: the driver and, with it, fabric manager and NSCQ (their version must
+            // equal the driver's).
+            const bool held = name == "cuda-drivers-550" || name == "nvidia-fabricmanager-550" ||
+                              name == "libnvidia-nscq-550";
+            set_package(name, version, held ? "hold ok installed" : "install ok installed");
             package_files(name, version);
         }
         sys.add_file("/proc/driver/nvidia/version",

@@ -11,17 +11,13 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-const Strings kAllPins = {"cuda-drivers-550=550.127.08-1",
-                          "cuda-drivers-fabricmanager-550=550.127.08-1",
-                          "cuda-toolkit-12-4=12.4.1-1",
-                          "libcudnn9-cuda-12=9.10.2.21-1",
-                          "libcudnn9-dev-cuda-12=9.10.2.21-1",
-                          "libnccl2=2.21.5-1+cuda12.4",
-                          "libnccl-dev=2.21.5-1+cuda12.4",
-                          "nvidia-container-toolkit=1.17.0-1",
-                          "nvidia-container-toolkit-base=1.17.0-1",
-                          "libnvidia-container-tools=1.17.0-1",
-                          "libnvidia-container1=1.17.0-1"};
+const Strings kAllPins = {
+    "cuda-drivers-550=550.127.08-1",      "nvidia-fabricmanager-550=550.127.08-1",
+    "libnvidia-nscq-550=550.127.08-1",    "cuda-toolkit-12-4=12.4.1-1",
+    "libcudnn9-cuda-12=9.10.2.21-1",      "libcudnn9-dev-cuda-12=9.10.2.21-1",
+    "libnccl2=2.21.5-1+cuda12.4",         "libnccl-dev=2.21.5-1+cuda12.4",
+    "nvidia-container-toolkit=1.17.0-1",  "nvidia-container-toolkit-base=1.17.0-1",
+    "libnvidia-container-tools=1.17.0-1", "libnvidia-container1=1.17.0-1"};
 
 using Apply = ApplyTest;
 
@@ -40,8 +36,11 @@ TEST_F(Apply, FreshHostConvergesWithOneTransactionAndOneRefreshPerRepository) {
     EXPECT_EQ(host.ran({"apt-get", "update"}),
               (std::vector<Strings>{refresh_argv(kCudaSourcePath), refresh_argv(kCtkSourcePath)}));
     EXPECT_EQ(r.index_refreshes, 2);
+    // The driver's closure, then fabric manager and NSCQ, which must stay at its version.
     EXPECT_EQ(host.ran({"apt-mark"}),
-              (std::vector<Strings>{{"apt-mark", "hold", "cuda-drivers-550"}}));
+              (std::vector<Strings>{
+                  {"apt-mark", "hold", "cuda-drivers-550"},
+                  {"apt-mark", "hold", "nvidia-fabricmanager-550", "libnvidia-nscq-550"}}));
     EXPECT_EQ(host.package_field("cuda-drivers-550", "Status"), "hold ok installed");
 
     // Repositories are in place before the transaction that needs them; holds come after it.

@@ -40,12 +40,11 @@ Strings host_writes(const FakeSystem& sys) {
 
 TEST(AptListFileName, MatchesWhatAptWritesForTheE2eMirror) {
     // Seen in the e2e root after apt-get update (apt 2.6, Debian 12).
-    EXPECT_EQ(apt_list_name(
-                  "https://127.0.0.1:34143/compute/cuda/repos/debian12/x86_64/InRelease"),
+    EXPECT_EQ(apt_list_name("https://127.0.0.1:34143/compute/cuda/repos/debian12/x86_64/InRelease"),
               "127.0.0.1:34143_compute_cuda_repos_debian12_x86%5f64_InRelease");
-    EXPECT_EQ(apt_list_name(
-                  "https://127.0.0.1:34143/libnvidia-container/stable/deb/amd64/Packages"),
-              "127.0.0.1:34143_libnvidia-container_stable_deb_amd64_Packages");
+    EXPECT_EQ(
+        apt_list_name("https://127.0.0.1:34143/libnvidia-container/stable/deb/amd64/Packages"),
+        "127.0.0.1:34143_libnvidia-container_stable_deb_amd64_Packages");
 }
 
 TEST(AptListFileName, DropsCredentialsAndQuotesWhatAptQuotes) {
@@ -71,7 +70,7 @@ TEST_F(Converge, CudaRepoKilledBeforeItsRefreshPlansTheRefreshAloneAndApplyRunsI
     EXPECT_EQ(targets(r, Change::Kind::command),
               Strings{display_argv(refresh_argv(kCudaSourcePath))});
 
-    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare),
+    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::sources),
               StepStatus::done);
     EXPECT_EQ(host.sys.commands_ran, std::vector<Strings>{refresh_argv(kCudaSourcePath)});
     EXPECT_TRUE(host_writes(host.sys).empty());
@@ -92,7 +91,7 @@ TEST_F(Converge, CudaRepoPendingWhenAptsPackagesIsMissingOrTruncated) {
     StepRunner run(host, profile);
     const auto r = run.check("cuda-repo");
     EXPECT_EQ(r.status, StepStatus::pending);
-    EXPECT_TRUE(contains(r.reason, "its InRelease says 6290")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "its InRelease says 6868")) << r.reason;
 }
 
 TEST_F(Converge, CudaRepoPendingWhenAptsListsAreOlderThanTheVerifiedInRelease) {
@@ -149,7 +148,7 @@ TEST_F(Converge, RefreshThatLeavesTheListsStaleFailsInsteadOfPlanningItForever) 
     StepRunner run(host, profile);
     const auto r = run.check("cuda-repo");
     try {
-        (void)run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare);
+        (void)run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::sources);
         FAIL() << "apply succeeded with apt's lists still missing";
     } catch (const HostError& e) {
         EXPECT_TRUE(contains(e.what(), "apt-get update ran")) << e.what();

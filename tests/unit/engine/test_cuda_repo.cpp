@@ -30,7 +30,7 @@ struct CudaRepo : ::testing::Test {
         StepRunner run(host, profile);
         const auto planned = run.check("cuda-repo");
         EXPECT_EQ(planned.status, StepStatus::pending) << planned.reason;
-        return run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare);
+        return run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::sources);
     }
 };
 
@@ -116,7 +116,7 @@ TEST_F(CudaRepo, NoOpWhenKeyAndSourceAreInPlace) {
     TestHost host;
     converge_config(host);
     StepRunner run(host, profile);
-    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, {}, ApplyPhase::prepare),
+    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, {}, ApplyPhase::sources),
               StepStatus::done);
     EXPECT_TRUE(host.sys.commands_ran.empty());
     EXPECT_TRUE(host.sys.files_written.empty());
@@ -128,7 +128,7 @@ TEST_F(CudaRepo, UnreachableKeyThrowsNamingTheUrlAndWritesNothing) {
     host.sys.on_url(kKeyUrl, {.ok = false, .http_status = 404, .error = "HTTP 404", .attempts = 1});
     StepRunner run(host, profile);
     try {
-        (void)run.step("cuda-repo").apply(run.ctx(), host.sys, {}, ApplyPhase::prepare);
+        (void)run.step("cuda-repo").apply(run.ctx(), host.sys, {}, ApplyPhase::sources);
         FAIL() << "no error";
     } catch (const NetworkError& e) {
         EXPECT_TRUE(contains(e.what(), kKeyUrl)) << e.what();
@@ -176,7 +176,7 @@ TEST_F(CudaRepo, CudaKeyringWithThePinnedKeyIsAdoptedAndGpuprovsOwnSourceRemoved
     EXPECT_EQ(planned.changes[0].target, kCudaSourcePath);
     EXPECT_TRUE(contains(planned.changes[0].detail, "remove")) << planned.changes[0].detail;
 
-    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::sources),
               StepStatus::done);
     EXPECT_FALSE(host.sys.exists(kCudaSourcePath));
     // Neither side's key is touched: the package's stays its own, gpuprov's stays gpuprov's.
@@ -196,7 +196,7 @@ TEST_F(CudaRepo, RefreshGoesThroughTheAdoptedSource) {
     StepRunner run(host, profile);
     const auto planned = run.check("cuda-repo");
     EXPECT_EQ(planned.status, StepStatus::pending) << planned.reason;
-    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+    EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::sources),
               StepStatus::done);
     EXPECT_EQ(host.sys.commands_ran, std::vector<Strings>{refresh_argv(kPkgList)});
     EXPECT_FALSE(host.sys.exists(kCudaSourcePath));
@@ -213,7 +213,7 @@ TEST_F(CudaRepo, CudaKeyringWithAnotherKeyBlocksWithTheFix) {
     EXPECT_TRUE(contains(planned.reason, "Conflicting values set for option Signed-By"))
         << planned.reason;
     EXPECT_TRUE(contains(planned.reason, "apt-get purge cuda-keyring")) << planned.reason;
-    EXPECT_THROW(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+    EXPECT_THROW(run.step("cuda-repo").apply(run.ctx(), host.sys, planned, ApplyPhase::sources),
                  HostError);
     EXPECT_TRUE(host.sys.commands_ran.empty());
 }

@@ -67,7 +67,7 @@ TEST_F(DockerCeEngine, ApplyWritesSuiteAndComponentAndAptsListsMakeItCurrent) {
     const auto planned = run.check("container-toolkit");
     ASSERT_EQ(planned.status, StepStatus::pending) << planned.reason;
     EXPECT_EQ(
-        run.step("container-toolkit").apply(run.ctx(), host.sys, planned, ApplyPhase::prepare),
+        run.step("container-toolkit").apply(run.ctx(), host.sys, planned, ApplyPhase::sources),
         StepStatus::done);
     EXPECT_EQ(host.sys.file(kSource),
               "# Managed by gpuprov (profile engine-test); local edits are replaced.\n"

@@ -89,12 +89,11 @@ struct Expected {
 
 const std::vector<Expected> kExpected{
     {"cv-train",
-     {"nvidia-driver=3:550.127.08-1.el9", "nvidia-driver-cuda=3:550.127.08-1.el9",
-      "kmod-nvidia-latest-dkms=3:550.127.08-1.el9"},
-     "nvidia-driver:550-dkms",
-     {"cuda-toolkit-12-4=12.4.1-1"},
-     {"libcudnn9-cuda-12=9.10.2.21-1", "libcudnn9-devel-cuda-12=9.10.2.21-1"},
-     {"libnccl=2.21.5-1+cuda12.4", "libnccl-devel=2.21.5-1+cuda12.4"}},
+     {"nvidia-open=3:580.95.05-1.el9", "kmod-nvidia-open-dkms=3:580.95.05-1.el9"},
+     "nvidia-driver:580-open",
+     {"cuda-toolkit-13-0=13.0.2-1"},
+     {"libcudnn9-cuda-13=9.17.0.29-1", "libcudnn9-devel-cuda-13=9.17.0.29-1"},
+     {"libnccl=2.27.7-1+cuda13.0", "libnccl-devel=2.27.7-1+cuda13.0"}},
     {"nlp-infer",
      {"nvidia-driver=3:580.95.05-1.el9", "nvidia-driver-cuda=3:580.95.05-1.el9",
       "kmod-nvidia-latest-dkms=3:580.95.05-1.el9"},
@@ -141,9 +140,13 @@ TEST(ElPlan, EveryPackageStepResolvesWithRpmNamesOnRhelRockyAndAlma) {
             const auto branch = profile.driver->branch;
             const auto ver = branch == "550" ? "550.127.08-1" : "580.95.05-1";
             const auto fm = run.check("fabric-manager");
+            // NVIDIA's rpm names: nvidia-fabric-manager + libnvidia-nscq-<b> before R580,
+            // nvidia-fabricmanager + libnvidia-nscq from it.
             EXPECT_EQ(specs(fm.installs),
-                      (Strings{"nvidia-fabricmanager-" + branch + "=" + ver,
-                               "cuda-drivers-fabricmanager-" + branch + "=" + ver}));
+                      branch == "550" ? (Strings{std::string("nvidia-fabric-manager=") + ver,
+                                                 std::string("libnvidia-nscq-550=") + ver})
+                                      : (Strings{std::string("nvidia-fabricmanager=") + ver,
+                                                 std::string("libnvidia-nscq=") + ver}));
             // sci-sim asks for no container toolkit.
             const Strings ctk{
                 "nvidia-container-toolkit=1.17.8-1", "nvidia-container-toolkit-base=1.17.8-1",
@@ -184,7 +187,7 @@ TEST(ElPlan, WithoutEpelTheDriverIsBlockedWithTheFix) {
 
 TEST(ElPlan, OneDnfTransactionEnablesTheStreamAndInstallsThePins) {
     ElHost host("rocky-9");
-    auto profile = builtin_on_mirror("cv-train");
+    auto profile = builtin_on_mirror("nlp-infer"); // 580 proprietary: the capture's stream
     StepRunner run(host.sys, profile);
     auto plan = run.plan();
     std::optional<std::string> fed;
@@ -206,10 +209,10 @@ TEST(ElPlan, OneDnfTransactionEnablesTheStreamAndInstallsThePins) {
     EXPECT_TRUE(t.blocked.empty()) << t.blocked;
     ASSERT_TRUE(fed.has_value());
     // The stream first, then every package of the batch, one `run`: a single transaction.
-    EXPECT_TRUE(starts_with(*fed, "module enable nvidia-driver:550-dkms\ninstall ")) << *fed;
-    EXPECT_TRUE(contains(*fed, " nvidia-driver-3:550.127.08-1.el9 ")) << *fed;
-    EXPECT_TRUE(contains(*fed, " cuda-toolkit-12-4-12.4.1-1")) << *fed;
-    EXPECT_TRUE(contains(*fed, " libnccl-2.21.5-1+cuda12.4")) << *fed;
+    EXPECT_TRUE(starts_with(*fed, "module enable nvidia-driver:580-dkms\ninstall ")) << *fed;
+    EXPECT_TRUE(contains(*fed, " nvidia-driver-3:580.95.05-1.el9 ")) << *fed;
+    EXPECT_TRUE(contains(*fed, " cuda-toolkit-12-6-12.6.3-1")) << *fed;
+    EXPECT_TRUE(contains(*fed, " libcudnn9-cuda-12-9.10.2.21-1")) << *fed;
     EXPECT_TRUE(*fed.value().rbegin() == '\n' && contains(*fed, "\nrun\n")) << *fed;
     EXPECT_EQ(argv.back(), "shell");
     EXPECT_EQ(t.transaction.module_changes, Strings{"enable nvidia-driver 580-dkms"});
@@ -222,7 +225,7 @@ TEST(ElPlan, OneDnfTransactionEnablesTheStreamAndInstallsThePins) {
 TEST(ElPlan, AnotherFlavourInstalledByHandBlocksWithTheRemovalToRun) {
     // Alma: nvidia-open 570 installed (real rpm -qa capture), stream 580-open enabled.
     ElHost host("alma-9", true, "qa-el9-570-open.txt");
-    const auto profile = builtin_on_mirror("cv-train"); // 550 proprietary
+    const auto profile = builtin_on_mirror("nlp-infer"); // 580 proprietary
     StepRunner run(host.sys, profile);
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::blocked);
@@ -255,10 +258,10 @@ TEST(ElPlan, SameFlavourNewerBranchUpgradesInTheEnabledStreamAndReleasesTheLock)
 TEST(ElPlan, AToolkitWhosePostWasKilledGetsItsAlternativesBack) {
     ElHost host("rocky-9");
     host.sys.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
-        return CommandResult{.out = "@@\tcuda-toolkit-12-4\t(none)\t12.4.1\t1\tx86_64\n"
-                                    "P\tcuda-toolkit-12-4\n"};
+        return CommandResult{.out = "@@\tcuda-toolkit-13-0\t(none)\t13.0.2\t1\tx86_64\n"
+                                    "P\tcuda-toolkit-13-0\n"};
     });
-    host.sys.add_file("/usr/local/cuda-12.4/bin/nvcc", "nvcc");
+    host.sys.add_file("/usr/local/cuda-13.0/bin/nvcc", "nvcc");
     host.sys.add_file("/etc/profile.d/gpuprov-cuda.sh", "");
     auto profile = builtin_on_mirror("cv-train");
     StepRunner run(host.sys, profile);
@@ -267,8 +270,8 @@ TEST(ElPlan, AToolkitWhosePostWasKilledGetsItsAlternativesBack) {
     EXPECT_TRUE(r.installs.empty());
     EXPECT_EQ(
         targets(r, Change::Kind::command),
-        (Strings{"alternatives --install /usr/local/cuda cuda /usr/local/cuda-12.4 124",
-                 "alternatives --install /usr/local/cuda-12 cuda-12 /usr/local/cuda-12.4 124"}));
+        (Strings{"alternatives --install /usr/local/cuda cuda /usr/local/cuda-13.0 130",
+                 "alternatives --install /usr/local/cuda-13 cuda-13 /usr/local/cuda-13.0 130"}));
     host.sys.on_command_prefix({"alternatives"}, [](const Command&) { return CommandResult{}; });
     EXPECT_EQ(run.step("cuda-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
               StepStatus::done);

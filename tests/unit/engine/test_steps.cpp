@@ -323,7 +323,7 @@ TEST_F(Steps, CudaRepoOnElIsADotRepoFileWithBothSignatureChecks) {
             host.sys.add_file(dnf_repomd, read_fixture("repo/rpm/repomd.xml"));
             return CommandResult{};
         });
-    run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare);
+    run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::sources);
     const auto repo = host.sys.file("/etc/yum.repos.d/gpuprov-cuda.repo").value_or("");
     EXPECT_TRUE(contains(repo, "[gpuprov-cuda]\n")) << repo;
     EXPECT_TRUE(contains(repo, "baseurl=https://mirror.test/cuda/rhel9/x86_64/\n")) << repo;
@@ -367,7 +367,7 @@ TEST_F(Steps, CudaRepoOnElPutsBothFilesBackWhenTheRefreshFails) {
     const auto r = run.check("cuda-repo");
     host.sys.on_command({"dnf", "-y", "makecache", "--refresh", "--repo", "gpuprov-cuda"},
                         CommandResult{.exit_code = 1, .err = "Error: Failed to download metadata"});
-    EXPECT_THROW(run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::prepare), Error);
+    EXPECT_THROW(run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::sources), Error);
     EXPECT_FALSE(host.sys.exists("/etc/yum.repos.d/gpuprov-cuda.repo"));
     EXPECT_FALSE(host.sys.exists("/etc/pki/rpm-gpg/gpuprov-cuda.asc"));
 }
@@ -486,7 +486,10 @@ TEST_F(Steps, FabricManagerPinsTheDriversVersionAndEnablesTheService) {
     StepRunner run(host, profile);
     const auto r = run.check("fabric-manager");
     EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
-    EXPECT_EQ(specs(r.installs), Strings{"cuda-drivers-fabricmanager-550=550.127.08-1"});
+    EXPECT_EQ(specs(r.installs), (Strings{"nvidia-fabricmanager-550=550.127.08-1",
+                                          "libnvidia-nscq-550=550.127.08-1"}));
+    // Branch 550 names carry the branch: held with the driver (hold: true).
+    EXPECT_TRUE(r.hold_installs);
     EXPECT_EQ(targets(r, Change::Kind::service), Strings{"nvidia-fabricmanager.service"});
 }
 
@@ -495,7 +498,7 @@ TEST_F(Steps, FabricManagerFollowsAnOlderInstalledDriverExactly) {
     host.set_package("cuda-drivers-550", "550.54.15-1", "hold ok installed");
     StepRunner run(host, profile);
     EXPECT_EQ(specs(run.check("fabric-manager").installs),
-              Strings{"cuda-drivers-fabricmanager-550=550.54.15-1"});
+              (Strings{"nvidia-fabricmanager-550=550.54.15-1", "libnvidia-nscq-550=550.54.15-1"}));
 }
 
 TEST_F(Steps, FabricManagerSatisfiedWhenInstalledAndEnabled) {
@@ -651,6 +654,9 @@ TEST_F(Steps, CudaToolkitSkippedWithoutCuda) {
 }
 
 TEST_F(Steps, CudaToolkitBlockedWhenTheDistroRepoDoesNotCarryIt) {
+    // A profile for hosts whose repositories carry CUDA 12.4 (cv-train's list before it moved
+    // to CUDA 13.0), run on Ubuntu 24.04.
+    profile.host.os = {"ubuntu-20.04", "ubuntu-22.04", "debian-12", "rhel-8", "rhel-9"};
     gpuprov::testing::FakeSystem sys;
     sys.load_tree("hosts/ubuntu-24.04");
     const auto facts = detect_facts(sys, matrix());

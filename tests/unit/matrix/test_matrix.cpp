@@ -604,14 +604,20 @@ TEST(MatrixPackages, RpmNamesAndTheDriversModuleStreamsFromTheDataFile) {
     EXPECT_EQ(expand_package_names(rhel->cudnn9, v),
               (std::vector<std::string>{"libcudnn9-cuda-12", "libcudnn9-devel-cuda-12"}));
     EXPECT_EQ(expand_package_name(rhel->cuda_toolkit, v), "cuda-toolkit-12-4");
-    EXPECT_EQ(
-        expand_package_names(rhel->fabric_manager, v),
-        (std::vector<std::string>{"nvidia-fabricmanager-580", "cuda-drivers-fabricmanager-580"}));
-    EXPECT_FALSE(rhel->fabric_manager_exact);
+    // NVIDIA's rpm names: nvidia-fabric-manager before R580, nvidia-fabricmanager from it.
+    EXPECT_EQ(rhel->fabric_manager_for(580),
+              (std::vector<std::string>{"nvidia-fabricmanager", "libnvidia-nscq"}));
+    EXPECT_EQ(rhel->fabric_manager_for(570),
+              (std::vector<std::string>{"nvidia-fabric-manager", "libnvidia-nscq-570"}));
     EXPECT_EQ(expand_package_name(rhel->container_repo_path, v), "stable/rpm/x86_64/");
     const auto* deb = m.package_names("debian");
     ASSERT_NE(deb, nullptr);
-    EXPECT_FALSE(deb->driver); // apt's driver names stay with the driver step
+    EXPECT_FALSE(deb->driver); // the module stream driver is the rhel family's
+    EXPECT_FALSE(rhel->apt_driver);
+    EXPECT_EQ(deb->fabric_manager_for(570),
+              (std::vector<std::string>{"nvidia-fabricmanager-570", "libnvidia-nscq-570"}));
+    EXPECT_EQ(deb->fabric_manager_for(610),
+              (std::vector<std::string>{"nvidia-fabricmanager", "libnvidia-nscq"}));
     EXPECT_EQ(expand_package_names(deb->cudnn9, v),
               (std::vector<std::string>{"libcudnn9-cuda-12", "libcudnn9-dev-cuda-12"}));
     EXPECT_EQ(expand_package_name(deb->cudnn8.release, v), "-1+cuda12.4");
@@ -625,23 +631,55 @@ TEST(MatrixPackages, BadEntriesNameTheLineAndTheRule) {
     cudnn9: [libcudnn9-cuda-12]
     cudnn8: {packages: [libcudnn8], release: "-1.cuda{cuda}"}
     nccl: {packages: [libnccl], release: "+cuda{cuda}"}
-    fabric_manager: {packages: ["nvidia-fabricmanager-{branch}"], version_from: nvidia-driver, version_match: upstream}
+    fabric_manager:
+      - {max_branch: 575, packages: ["nvidia-fabric-manager"]}
+      - {min_branch: 580, packages: [nvidia-fabricmanager]}
     container_toolkit: {packages: [nvidia-container-toolkit], repo_path: "stable/rpm/{arch}/"}
 )";
     EXPECT_NO_THROW((void)Matrix::parse(k_small + names, "test.yaml"));
     const auto release = parse_error(k_small + replaced(names, "+cuda{cuda}", "+cuda"));
     EXPECT_NE(std::string(release.what()).find("must contain {cuda}"), std::string::npos)
         << release.what();
-    const auto match =
-        parse_error(k_small + replaced(names, "version_match: upstream", "version_match: roughly"));
-    EXPECT_NE(std::string(match.what()).find("exact or upstream"), std::string::npos)
-        << match.what();
+    const auto range = parse_error(
+        k_small + replaced(names, "{min_branch: 580,", "{min_branch: 580, max_branch: 570,"));
+    EXPECT_NE(std::string(range.what()).find("'min_branch' is above 'max_branch'"),
+              std::string::npos)
+        << range.what();
     const auto family = parse_error(k_small + replaced(names, "  rhel:", "  suse:"));
     EXPECT_NE(std::string(family.what()).find("expected one of: debian, rhel"), std::string::npos)
         << family.what();
     const auto empty = parse_error(k_small + replaced(names, "[libcudnn9-cuda-12]", "[]"));
     EXPECT_NE(std::string(empty.what()).find("at least one package"), std::string::npos)
         << empty.what();
+}
+
+// NVIDIA's two apt naming schemes (nvidia-repos-2026.md §A1): Ubuntu drops the branch from
+// the package names at R590 and selects it with a pinning package; Debian pins from R570.
+TEST(MatrixPackages, AptDriverSchemePerOsAndBranch) {
+    const auto* deb = Matrix::builtin().package_names("debian");
+    ASSERT_NE(deb, nullptr);
+    ASSERT_TRUE(deb->apt_driver);
+    const auto& d = *deb->apt_driver;
+    const auto* u580 = d.scheme_for("ubuntu", 580);
+    ASSERT_NE(u580, nullptr);
+    EXPECT_EQ(u580->name, "suffixed");
+    EXPECT_EQ(u580->lock, BranchLock::hold);
+    EXPECT_EQ(expand_package_names(u580->packages.at("open"), {.branch = "580"}),
+              (std::vector<std::string>{"nvidia-open-580"}));
+    EXPECT_EQ(u580->open_since, 560);
+    const auto* u595 = d.scheme_for("ubuntu", 595);
+    ASSERT_NE(u595, nullptr);
+    EXPECT_EQ(u595->name, "pinned");
+    EXPECT_EQ(u595->lock, BranchLock::pin);
+    EXPECT_EQ(u595->packages.at("proprietary"), (std::vector<std::string>{"cuda-drivers"}));
+    EXPECT_EQ(d.scheme_for("ubuntu", 585), nullptr); // no branch between 580 and 590
+    EXPECT_EQ(d.scheme_for("debian", 580)->name, "pinned");
+    EXPECT_EQ(d.scheme_for("debian", 550)->name, "suffixed");
+    EXPECT_EQ(d.scheme_for("linuxmint", 580), nullptr);
+    EXPECT_EQ(expand_package_name(d.pinning_branch, {.branch = "610"}),
+              "nvidia-driver-pinning-610");
+    EXPECT_EQ(expand_package_name(d.pinning_version, {.version = "595.71.05"}),
+              "nvidia-driver-pinning-595.71.05");
 }
 
 } // namespace gpuprov

@@ -1,0 +1,367 @@
+#include "driver_apt.hpp"
+
+#include "driver_rpm.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <gpuprov/deb_file.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/strings.hpp>
+#include <gpuprov/transaction.hpp>
+
+namespace gpuprov::steps {
+
+namespace {
+
+constexpr std::string_view kPinningPrefix = "nvidia-driver-pinning-";
+constexpr std::string_view kPreferencesDir = "etc/apt/preferences.d/";
+
+bool contains(const std::vector<std::string>& v, std::string_view x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+int branch_number(const std::string& branch) {
+    return static_cast<int>(parse_int(branch).value_or(0));
+}
+
+/// Installed pinning packages (nvidia-driver-pinning-<branch> or -<version>): at most one by
+/// NVIDIA's Conflicts, but a broken host may say otherwise.
+std::vector<std::string> installed_pins(const System& sys, const PackageManager& pm) {
+    std::vector<std::string> out;
+    for (const auto& n : pm.installed_names(sys)) {
+        if (starts_with(n, kPinningPrefix)) {
+            out.push_back(n);
+        }
+    }
+    return out;
+}
+
+/// Installed driver packages (their version names a driver branch) of another branch than
+/// `branch`, other than pinning packages: what a branch change must move or remove.
+std::vector<std::pair<std::string, std::string>>
+off_branch_packages(const System& sys, const PackageManager& pm, const std::string& branch) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& n : pm.installed_names(sys)) {
+        if (!is_driver_package(n) || starts_with(n, kPinningPrefix)) {
+            continue;
+        }
+        const auto v = pm.installed(sys, n);
+        if (!v) {
+            continue;
+        }
+        if (const auto b = driver_branch_of(*v); !b.empty() && b != branch) {
+            out.emplace_back(n, *v);
+        }
+    }
+    return out;
+}
+
+/// What the pinning package puts in /etc/apt/preferences.d/, read from the package file (its
+/// index record's SHA-256 checked): file name -> content. Blocks `r` when it cannot be read.
+std::optional<std::map<std::string, std::string>>
+pin_files(const StepContext& ctx, const System& sys, const PackageRecord& rec, CheckResult& r) {
+    const auto file = ctx.repos.package_file("cuda", rec);
+    if (file.path.empty()) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("cannot read NVIDIA's pinning package {} {} for the plan: {}",
+                               rec.name, rec.version, file.error);
+        return std::nullopt;
+    }
+    std::map<std::string, std::string> out;
+    try {
+        for (auto& [path, content] : deb_files_under(sys, file.path, kPreferencesDir)) {
+            out.emplace(path.substr(kPreferencesDir.size()), std::move(content));
+        }
+    } catch (const Error& e) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("cannot read NVIDIA's pinning package {} {}: {}", rec.name,
+                               rec.version, e.what());
+        return std::nullopt;
+    }
+    if (out.empty()) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("NVIDIA's pinning package {} {} installs nothing under /{}: it "
+                               "would not keep apt on the branch",
+                               rec.name, rec.version, kPreferencesDir);
+        return std::nullopt;
+    }
+    return out;
+}
+
+void set_pending(CheckResult& r) {
+    if (r.status == StepStatus::satisfied) {
+        r.status = StepStatus::pending;
+    }
+}
+
+/// The newest index record of `name` of the driver's branch (or driver.version), or nullptr
+/// with `r` blocked naming what the repository has instead.
+const PackageRecord* branch_record(const PackageIndex& index, const std::string& name,
+                                   const AptDriver& drv, const DriverSpec& d, CheckResult& r) {
+    if (const auto* rec = index.newest_with_prefix(name, drv.version_prefix)) {
+        return rec;
+    }
+    r.status = StepStatus::blocked;
+    const auto* newest = index.newest(name);
+    r.reason = d.version
+                   ? fmt::format("the CUDA repository has no {} version {}-* "
+                                 "(driver.version {}); newest there: {}",
+                                 name, *d.version, *d.version,
+                                 newest ? newest->version : std::string("none"))
+                   : fmt::format("the CUDA repository has no {} of branch {}{}", name, d.branch,
+                                 newest ? " (newest there: " + newest->version + ")"
+                                        : std::string(" (no such package)"));
+    return nullptr;
+}
+
+/// The pinned scheme's pinning package: in its own transaction first when it is not the
+/// installed one, with the files it installs offered to the plan's simulation.
+void plan_pin(const StepContext& ctx, const System& sys, const PackageManager& pm,
+              const PackageIndex& index, const AptDriver& drv, CheckResult& r) {
+    const auto pins = installed_pins(sys, pm);
+    if (pins.size() == 1 && pins.front() == drv.pin_package) {
+        return;
+    }
+    const auto* rec = index.newest(drv.pin_package);
+    if (rec == nullptr) {
+        const auto there = index.names_with_prefix(std::string(kPinningPrefix));
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format(
+            "the CUDA repository has no {} (NVIDIA's pinning package for {}); pinning packages "
+            "there: {}",
+            drv.pin_package,
+            ctx.profile.driver->version ? "driver.version " + *ctx.profile.driver->version
+                                        : "branch " + ctx.profile.driver->branch,
+            there.empty() ? std::string("none") : join(there, ", "));
+        return;
+    }
+    auto files = pin_files(ctx, sys, *rec, r);
+    if (!files) {
+        return;
+    }
+    if (!contains(pins, drv.pin_package)) {
+        r.pre_installs.push_back({drv.pin_package, rec->version});
+    }
+    for (const auto& p : pins) {
+        if (p != drv.pin_package) {
+            r.pre_removals.push_back(p);
+        }
+    }
+    r.view_preferences = std::move(*files);
+    std::vector<std::string> names;
+    for (const auto& [name, content] : r.view_preferences) {
+        names.push_back("/" + std::string(kPreferencesDir) + name);
+    }
+    r.changes.push_back(Change{
+        .kind = Change::Kind::package,
+        .target = drv.pin_package,
+        .detail = fmt::format(
+            "install {} first, in its own transaction: NVIDIA's branch lock "
+            "({}{}; apt resolves the driver below with it in place)",
+            rec->version, join(names, ", "),
+            r.pre_removals.empty() ? std::string() : "; replaces " + join(r.pre_removals, ", "))});
+    set_pending(r);
+}
+
+/// Installed packages of another branch: moved to the profile's branch where the repository has
+/// them there (the pinned scheme keeps their names), removed where gpuprov owns them. apt alone
+/// would leave them: their dependents' `>=` is already met by the newer branch.
+void plan_off_branch(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                     const PackageIndex& index, const AptDriver& drv, std::vector<PackagePin>& pins,
+                     CheckResult& r) {
+    const auto owned = gpuprov_installed_packages(sys);
+    for (const auto& [name, version] : off_branch_packages(sys, pm, ctx.profile.driver->branch)) {
+        if (std::any_of(pins.begin(), pins.end(), [&](const auto& p) { return p.name == name; })) {
+            continue;
+        }
+        if (drv.lock == BranchLock::pin) {
+            if (const auto* rec = index.newest_with_prefix(name, drv.version_prefix)) {
+                pins.push_back({name, rec->version});
+                continue;
+            }
+        }
+        if (owned.count(name) != 0 && !contains(r.removals, name)) {
+            r.removals.push_back(name);
+        }
+    }
+}
+
+/// The pinned scheme never holds (NVIDIA: the pinning package is not to be combined with
+/// apt-mark hold): holds on the installed driver closure are released.
+void plan_unholds_for_pin(const System& sys, const PackageManager& pm, const AptDriver& drv,
+                          CheckResult& r) {
+    std::vector<std::string> held;
+    for (const auto& n : pm.installed_names(sys)) {
+        if (is_driver_package(n) && pm.held(sys, n) && !contains(r.unholds, n)) {
+            held.push_back(n);
+        }
+    }
+    (void)drv;
+    if (held.empty()) {
+        return;
+    }
+    r.unholds.insert(r.unholds.end(), held.begin(), held.end());
+    r.changes.insert(r.changes.begin(),
+                     command_change(pm.unhold(held),
+                                    "NVIDIA's pinning package keeps the branch; apt-mark holds "
+                                    "would fight it"));
+    set_pending(r);
+}
+
+} // namespace
+
+std::optional<AptDriver> apt_driver(const StepContext& ctx, CheckResult& r) {
+    const auto& d = *ctx.profile.driver;
+    AptDriver out;
+    if (d.flavor == "server") {
+        // Canonical's precompiled-module-friendly branch packages, from Ubuntu's own archive.
+        out.scheme = "server";
+        out.from_distro = {"nvidia-driver-" + d.branch + "-server"};
+        out.version_prefix = d.version ? *d.version + "-" : d.branch + ".";
+        return out;
+    }
+    const auto* names = ctx.matrix.package_names("debian");
+    if (names == nullptr || !names->apt_driver) {
+        r.status = StepStatus::blocked;
+        r.reason = "gpuprov's version matrix names no apt driver packages (packages.debian.driver)";
+        return std::nullopt;
+    }
+    const auto branch = branch_number(d.branch);
+    const auto* scheme = names->apt_driver->scheme_for(ctx.facts.os.id, branch);
+    if (scheme == nullptr) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("NVIDIA publishes no driver packages gpuprov knows for branch {} "
+                               "on {} (src/data/nvidia-matrix.yaml, packages.debian.driver)",
+                               d.branch, ctx.facts.os.id);
+        return std::nullopt;
+    }
+    if (d.flavor == "open" && branch < scheme->open_since) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("NVIDIA's {} repository has no open-module packages for branch {} "
+                               "(its {} scheme has them from branch {}); use flavor: proprietary, "
+                               "or a branch from {}",
+                               ctx.facts.os.id, d.branch, scheme->name, scheme->open_since,
+                               scheme->open_since);
+        return std::nullopt;
+    }
+    const auto flavor = scheme->packages.find(d.flavor);
+    if (flavor == scheme->packages.end()) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("flavor '{}' has no packages on {}; use proprietary or open",
+                               d.flavor, ctx.facts.os.id);
+        return std::nullopt;
+    }
+    const PackageVars vars{.branch = d.branch, .version = d.version.value_or("")};
+    out.scheme = scheme->name;
+    out.lock = scheme->lock;
+    out.roots = expand_package_names(flavor->second, vars);
+    out.version_prefix = d.version ? *d.version + "-" : d.branch + ".";
+    if (scheme->lock == BranchLock::pin) {
+        out.pin_package = expand_package_name(d.version ? names->apt_driver->pinning_version
+                                                        : names->apt_driver->pinning_branch,
+                                              vars);
+    }
+    return out;
+}
+
+bool apt_driver_holds(const StepContext& ctx) {
+    if (!ctx.profile.driver || !ctx.profile.driver->hold || ctx.facts.os.family != "debian") {
+        return false;
+    }
+    CheckResult ignored;
+    const auto drv = apt_driver(ctx, ignored);
+    return drv && drv->lock == BranchLock::hold;
+}
+
+void check_apt_driver(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                      const AptDriver& drv, CheckResult& r) {
+    const auto& d = *ctx.profile.driver;
+    const auto pins_now = installed_pins(sys, pm);
+    const bool pin_ok = drv.lock == BranchLock::pin
+                            ? pins_now.size() == 1 && pins_now.front() == drv.pin_package
+                            : pins_now.empty();
+    const bool in_place = all_installed(sys, pm, drv.roots, drv.version_prefix) &&
+                          all_installed(sys, pm, drv.from_distro) && pin_ok &&
+                          off_branch_packages(sys, pm, d.branch).empty();
+    if (!in_place) {
+        const PackageIndex* index = nullptr;
+        if (!drv.roots.empty() && (index = index_or_block(ctx, "cuda", r)) == nullptr) {
+            return;
+        }
+        if (drv.lock == BranchLock::pin) {
+            plan_pin(ctx, sys, pm, *index, drv, r);
+            if (r.status == StepStatus::blocked) {
+                return;
+            }
+        } else {
+            // Leaving the pinned scheme (a branch change down to 580 on Ubuntu): its pin goes
+            // with the packages it kept.
+            const auto owned = gpuprov_installed_packages(sys);
+            for (const auto& p : pins_now) {
+                if (owned.count(p) != 0) {
+                    r.removals.push_back(p);
+                }
+            }
+        }
+        std::vector<PackagePin> pins;
+        for (const auto& name : drv.roots) {
+            const auto* rec = branch_record(*index, name, drv, d, r);
+            if (rec == nullptr) {
+                return;
+            }
+            pins.push_back({name, rec->version});
+        }
+        for (const auto& name : drv.from_distro) {
+            pins.push_back({name, ""});
+        }
+        if (index != nullptr) {
+            plan_off_branch(ctx, sys, pm, *index, drv, pins, r);
+        }
+        plan_installs(r, sys, pm, pins);
+        if (!r.removals.empty()) {
+            set_pending(r);
+            r.changes.push_back(note(
+                fmt::format("driver branch {}: removes {}", d.branch, join(r.removals, ", "))));
+        }
+        r.hold_installs = d.hold && drv.lock == BranchLock::hold;
+        if (drv.lock == BranchLock::hold) {
+            // The old branch's holds go first, or apt could not replace it.
+            std::vector<std::string> held;
+            for (const auto& [name, version] : off_branch_packages(sys, pm, d.branch)) {
+                if (pm.held(sys, name)) {
+                    held.push_back(name);
+                }
+            }
+            if (!held.empty()) {
+                r.unholds.insert(r.unholds.end(), held.begin(), held.end());
+                r.changes.insert(r.changes.begin(),
+                                 command_change(pm.unhold(held),
+                                                "release the old branch so apt can replace it"));
+            }
+        }
+    }
+    if (drv.lock == BranchLock::pin) {
+        plan_unholds_for_pin(sys, pm, drv, r);
+    }
+}
+
+std::string driver_target_version(const StepContext& ctx, const System& sys,
+                                  const PackageManager& pm) {
+    CheckResult ignored;
+    const auto drv = apt_driver(ctx, ignored);
+    if (!drv || drv->roots.empty()) {
+        return {};
+    }
+    const auto& root = drv->roots.front();
+    if (const auto v = pm.installed(sys, root); v && version_has_prefix(*v, drv->version_prefix)) {
+        return upstream_version(*v);
+    }
+    const auto& state = ctx.repos.repo("cuda");
+    if (!state.index) {
+        return {};
+    }
+    const auto* rec = state.index->newest_with_prefix(root, drv->version_prefix);
+    return rec != nullptr ? upstream_version(rec->version) : std::string();
+}
+
+} // namespace gpuprov::steps
