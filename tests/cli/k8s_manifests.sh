@@ -45,10 +45,10 @@ assert ctr["image"] == want, (ctr["image"], want)
 PY
 }
 
-# The fixture node profile: cv-train's R550 with containerd and nvidia as its default runtime.
+# The fixture node profile: cv-train's R580 with containerd and nvidia as its default runtime.
 node=$repo/tests/fixtures/profiles/good/k8s-node.yaml
 if "$bin" k8s-manifests "$node" >$scratch/node.yaml 2>$scratch/err; then ok; else bad "k8s-manifests k8s-node.yaml: $(cat $scratch/err)"; fi
-check_yaml $scratch/node.yaml 550 default && ok || bad "k8s-node.yaml manifests are not the expected Kubernetes objects"
+check_yaml $scratch/node.yaml 580 default && ok || bad "k8s-node.yaml manifests are not the expected Kubernetes objects"
 
 # RuntimeClass mode on CRI-O with R580: the plugin itself runs through the RuntimeClass.
 cat >$scratch/rc.yaml <<'PROFILE'

@@ -37,15 +37,17 @@ TEST(BuiltinProfiles, CvTrain) {
     EXPECT_LT(*p.host.disks[0].size_gib, 1863);
     EXPECT_TRUE(p.host.disks[0].nvme);
     EXPECT_FALSE(p.host.disks[0].free_gib.has_value());
-    // 12.4 is not in the ubuntu2404 repo, so the profile does not claim it.
-    EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "ubuntu-24.04"), 0);
+    // CUDA 13.0 is in the ubuntu2404 repo; ubuntu2004's stops at 12.9, so it is not claimed.
+    EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "ubuntu-24.04"), 1);
+    EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "ubuntu-20.04"), 0);
     EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), "debian-12"), 1);
     ASSERT_TRUE(p.driver.has_value());
-    EXPECT_EQ(p.driver->branch, "550");
-    EXPECT_EQ(p.driver->flavor, "proprietary");
+    // R580, NVIDIA's long-term support branch, with the open modules (the Ampere default).
+    EXPECT_EQ(p.driver->branch, "580");
+    EXPECT_EQ(p.driver->flavor, "open");
     EXPECT_TRUE(p.driver->hold);
     ASSERT_TRUE(p.cuda.has_value());
-    EXPECT_EQ(p.cuda->version, "12.4");
+    EXPECT_EQ(p.cuda->version, "13.0");
     ASSERT_TRUE(p.cudnn.has_value());
     EXPECT_EQ(p.cudnn->version, "9");
     EXPECT_TRUE(p.nccl);
@@ -122,9 +124,9 @@ TEST(BuiltinProfiles, PositionsPointIntoTheBuiltinFile) {
     const auto p = load_profile("cv-train", m());
     const auto at = p.pos("cuda.version");
     EXPECT_EQ(at.file, "builtin:cv-train.yaml");
-    EXPECT_EQ(at.line, 23);
+    EXPECT_EQ(at.line, 30);
     EXPECT_EQ(at.col, 17);
-    EXPECT_EQ(p.pos("driver").line, 22);
+    EXPECT_EQ(p.pos("driver").line, 29);
     EXPECT_EQ(p.pos("host.os[1]").col, 22);
     // Unknown paths fall back to the start of the file.
     EXPECT_EQ(p.pos("no.such.key").line, 1);

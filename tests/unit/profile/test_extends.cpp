@@ -23,8 +23,8 @@ TEST(Extends, ChildOfBuiltinMergesMapsAndReplacesLists) {
     EXPECT_EQ(p.host.gpus->model, "A100");
     EXPECT_EQ(p.host.gpus->interconnect, "nvlink");
     EXPECT_EQ(p.host.memory_gib, 256);
-    EXPECT_EQ(p.cuda->version, "12.4");
-    EXPECT_EQ(p.driver->branch, "550");
+    EXPECT_EQ(p.cuda->version, "13.0");
+    EXPECT_EQ(p.driver->branch, "580");
     // null removes an inherited section.
     EXPECT_FALSE(p.cudnn.has_value());
     EXPECT_EQ(p.skip_steps, (std::vector<std::string>{"monitoring", "tuning"}));
@@ -35,7 +35,7 @@ TEST(Extends, PositionsNameTheFileEachValueCameFrom) {
     const auto file = profile_fixture("good/extends-cv-train.yaml");
     const auto p = load_profile(file, m());
     EXPECT_EQ(p.pos("cuda.version").file, "builtin:cv-train.yaml");
-    EXPECT_EQ(p.pos("cuda.version").line, 23);
+    EXPECT_EQ(p.pos("cuda.version").line, 30);
     EXPECT_EQ(p.pos("host.gpus.count").file, file);
     EXPECT_EQ(p.pos("host.gpus.count").line, 6);
     EXPECT_EQ(p.pos("host.gpus.model").file, "builtin:cv-train.yaml");
@@ -57,24 +57,24 @@ TEST(Extends, RelativePathIsRelativeToTheExtendingFile) {
 }
 
 TEST(Extends, ChecksRunOnTheMergedResult) {
-    // Each file alone is fine; together branch 470 (child) meets CUDA 12.4 (cv-train), below
-    // even minor version compatibility's 525.
+    // Each file alone is fine; together branch 535 (child) meets CUDA 13.0 (cv-train), below
+    // even minor version compatibility's 580.
     const auto e = test::load_error("name: older-driver\nextends: cv-train\ndriver: {branch: "
-                                    "\"470\"}\n");
+                                    "\"535\"}\n");
     EXPECT_EQ(e.file(), "t.yaml");
     EXPECT_EQ(e.line(), 3);
     EXPECT_EQ(e.col(), 18);
-    EXPECT_TRUE(contains(e.message(), "needs branch 550")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "needs branch 580")) << e.what();
 }
 
 TEST(Extends, ErrorInAnInheritedValueNamesTheParentFile) {
-    // The child drops the driver hold but asks for CUDA 13.0 that cv-train's 550 cannot run:
-    // the error cites the driver line in cv-train, where the fix would go.
-    const auto e = test::load_error("name: newer-cuda\nextends: cv-train\ncuda: {version: "
-                                    "\"13.0\"}\ncudnn: null\n");
+    // The child's GPUs are V100s, which cv-train's open modules do not drive: the error cites
+    // the driver line in cv-train, where the fix (flavor: proprietary) would go.
+    const auto e = test::load_error("name: volta\nextends: cv-train\nhost: {gpus: {model: V100, "
+                                    "memory_gib: 32}}\n");
     EXPECT_EQ(e.file(), "builtin:cv-train.yaml");
-    EXPECT_EQ(e.line(), 22);
-    EXPECT_TRUE(contains(e.message(), "needs branch 580")) << e.what();
+    EXPECT_EQ(e.line(), 29);
+    EXPECT_TRUE(contains(e.message(), "driver.flavor to proprietary")) << e.what();
 }
 
 TEST(Extends, CycleIsRefusedWithTheChain) {
