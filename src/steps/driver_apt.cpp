@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gpuprov/deb_file.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/transaction.hpp>
 
@@ -343,6 +344,67 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
     if (drv.lock == BranchLock::pin) {
         plan_unholds_for_pin(sys, pm, drv, r);
     }
+}
+
+std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx, const System& sys) {
+    if (!ctx.profile.driver || ctx.facts.os.family != "debian") {
+        return std::nullopt;
+    }
+    const auto& d = *ctx.profile.driver;
+    CheckResult ignored;
+    const auto drv = apt_driver(ctx, ignored);
+    if (!drv || drv->roots.empty() || (drv->lock == BranchLock::hold && !d.hold)) {
+        return std::nullopt;
+    }
+    const auto pm = make_package_manager(ctx.facts);
+    auto names = installed_driver_closure(sys, *pm, drv->roots);
+    if (const auto* pkg = ctx.matrix.package_names("debian")) {
+        for (const auto& n : pkg->fabric_manager_for(branch_number(d.branch))) {
+            if (pm->installed(sys, n) && !contains(names, n)) {
+                names.push_back(n);
+            }
+        }
+    }
+    if (names.empty()) {
+        return std::nullopt;
+    }
+    CheckOutcome c{.id = "driver.branch-lock",
+                   .step = "driver",
+                   .command = "apt-cache policy " + join(names, " "),
+                   .expected = fmt::format("no driver, fabric manager or NSCQ package with an "
+                                           "upgrade candidate outside branch {} (what "
+                                           "dist-upgrade and unattended-upgrades would install)",
+                                           d.branch)};
+    std::map<std::string, std::string> candidates;
+    try {
+        candidates = pm->candidates(sys, names);
+    } catch (const Error& e) {
+        c.found = e.what();
+        c.fix = "see why apt-cache policy failed; the branch lock cannot be judged without it";
+        return c;
+    }
+    std::vector<std::string> moving;
+    for (const auto& n : names) {
+        const auto it = candidates.find(n);
+        if (it == candidates.end() || pm->held(sys, n)) {
+            continue; // held: the candidate is never installed
+        }
+        if (const auto b = driver_branch_of(it->second); !b.empty() && b != d.branch) {
+            moving.push_back(n + " " + it->second);
+        }
+    }
+    c.passed = moving.empty();
+    c.found = c.passed ? fmt::format("every candidate is of branch {} ({} packages)", d.branch,
+                                     names.size())
+                       : "would move to another branch: " + join(moving, ", ");
+    if (!c.passed) {
+        c.fix = drv->lock == BranchLock::pin
+                    ? fmt::format("apt install --reinstall {} (NVIDIA's pin) and look for a "
+                                  "higher-priority pin in /etc/apt/preferences.d/",
+                                  drv->pin_package)
+                    : "gpuprov apply PROFILE --only driver,fabric-manager (holds the closure)";
+    }
+    return c;
 }
 
 std::string driver_target_version(const StepContext& ctx, const System& sys,
