@@ -171,7 +171,9 @@ void plan_off_branch(const StepContext& ctx, const System& sys, const PackageMan
                      const PackageIndex& index, const AptDriver& drv, std::vector<PackagePin>& pins,
                      CheckResult& r) {
     const auto owned = gpuprov_installed_packages(sys);
-    for (const auto& [name, version] : off_branch_packages(sys, pm, ctx.profile.driver->branch)) {
+    for (const auto& off : off_branch_packages(sys, pm, ctx.profile.driver->branch)) {
+        // A named reference, not a structured binding: clang before 16 cannot capture bindings.
+        const std::string& name = off.first;
         if (std::any_of(pins.begin(), pins.end(), [&](const auto& p) { return p.name == name; })) {
             continue;
         }
