@@ -357,6 +357,7 @@ private:
             }
         }
         if (failed.empty()) {
+            recheck(ps, k);
             record(ps.id, StepStatus::done, "", versions(ps.check));
             return;
         }
@@ -371,6 +372,32 @@ private:
         }
         throw HostError(fmt::format("applied, but {} of its check{} failed: {}", failed.size(),
                                     failed.size() == 1 ? "" : "s", list));
+    }
+
+    /// "Done" means the next plan finds the step satisfied: its own check, run again on the
+    /// host as apply left it, must agree. A step whose effects did not take (a wants-link to a
+    /// unit its packages never shipped) fails here with the check's reason, instead of saying
+    /// done and being pending again on every run. While a reboot is awaited the checks that
+    /// need the module cannot agree yet: the resumed run judges them.
+    void recheck(const PlannedStep& ps, std::size_t k) {
+        if (ps.id == "verify" || !m_reboot_message.empty()) {
+            return;
+        }
+        const auto now = step(k).check(m_ctx, m_sys);
+        if (now.status == StepStatus::satisfied || now.status == StepStatus::skipped) {
+            return;
+        }
+        std::vector<std::string> left;
+        for (const auto& c : now.changes) {
+            if (c.kind != Change::Kind::note) {
+                left.push_back(fmt::format("{} {}", to_string(c.kind), c.target));
+            }
+        }
+        throw HostError(fmt::format(
+            "applied, but its check is still {} afterwards{}{}: the next plan would show it "
+            "again, so it did not converge",
+            to_string(now.status), now.reason.empty() ? "" : " (" + now.reason + ")",
+            left.empty() ? "" : "; still to do: " + join(left, ", ")));
     }
 
     /// The reboot budget: one reboot per step. The first request in a boot is recorded with

@@ -90,6 +90,8 @@ struct HostOptions {
     bool docker = true;
     /// The os-release fixture (tests/fixtures/os/<os>/): debian-12 or ubuntu-24.04.
     std::string os = "debian-12";
+    /// The driver's packages ship nvidia-persistenced.service (some builds do not).
+    bool persistenced_unit = true;
 };
 
 /// dpkg status database edits, paragraph-wise as dpkg keeps it.
@@ -224,8 +226,10 @@ public:
                    starts_with(name, "nvidia-open")) {
             sys.add_file("/usr/bin/nvidia-smi", "\x7f"
                                                 "ELF");
-            sys.add_file("/lib/systemd/system/nvidia-persistenced.service",
-                         "[Install]\nWantedBy=multi-user.target\n");
+            if (m_opt.persistenced_unit) {
+                sys.add_file("/lib/systemd/system/nvidia-persistenced.service",
+                             "[Install]\nWantedBy=multi-user.target\n");
+            }
             sys.add_file("/lib/modules/" + kKernel + "/updates/dkms/nvidia.ko", "");
             m_driver_version = version.substr(0, version.find('-'));
             m_driver_open = starts_with(name, "nvidia-open");

@@ -547,3 +547,26 @@ TEST_F(Stops, NoRebootAfterAStop) {
 }
 
 } // namespace
+
+namespace gpuprov::enginetest {
+namespace {
+
+// issue 26 item 15: the driver's packages ship no nvidia-persistenced.service, so the tuning
+// step's wants-link dangles. It must not say done and be pending again on every run: the engine
+// checks each applied step again and fails it with the check's own reason.
+TEST_F(ApplyTest, AStepWhoseCheckStillFailsAfterItsApplyFailsWithTheReason) {
+    TestHost host({.persistenced_unit = false});
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(contains(r.message, "applied, but its check is still pending afterwards"))
+        << r.message;
+    EXPECT_TRUE(contains(r.message, "nvidia-persistenced.service")) << r.message;
+    EXPECT_TRUE(contains(r.message, "while applying step 'tuning'")) << r.message;
+    const auto j = journal(host);
+    ASSERT_NE(j.step("tuning"), nullptr);
+    EXPECT_EQ(j.step("tuning")->status, "failed");
+    EXPECT_EQ(j.result, "failed");
+}
+
+} // namespace
+} // namespace gpuprov::enginetest
