@@ -191,7 +191,7 @@ private:
     /// before any unit that runs it is written.
     void install_binary() {
         if (const auto change = gpuprov_binary_change(m_sys, m_opt.self_path, true)) {
-            m_rep.info(fmt::format("installing {} as {}", m_opt.self_path, change->target));
+            m_rep.info("installing " + change->detail);
             install_gpuprov_binary(m_sys, m_opt.self_path);
         }
     }

@@ -219,7 +219,7 @@ void configure_runtime(System& sys, const std::string& runtime,
                        const std::vector<std::string>& extra) {
     const auto path = runtime_config_path(runtime);
     const auto before = sys.read_file(path);
-    const auto mode = sys.lstat(path);
+    const auto mode = restorable_mode(sys, path);
     run_checked(sys, runtime_configure_command(runtime, extra));
     if (!before) {
         return;
@@ -229,7 +229,7 @@ void configure_runtime(System& sys, const std::string& runtime,
     if (lost.empty()) {
         return;
     }
-    sys.write_file_atomic(path, *before, mode ? (mode->mode & 07777U) : 0644U);
+    sys.write_file_atomic(path, *before, mode);
     throw HostError(fmt::format(
         "nvidia-ctk runtime configure --runtime={} replaced settings of {} instead of merging "
         "into it ({} lost); gpuprov wrote the original back. Add the nvidia runtime by hand "

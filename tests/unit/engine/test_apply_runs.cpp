@@ -4,6 +4,7 @@
 // and a stop signal between steps.
 #include "host_builder.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <gpuprov/error.hpp>
 #include <gpuprov/interrupt.hpp>
@@ -377,7 +378,10 @@ TEST_F(Runs, BinaryChangeIsPlannedOnlyWhenItIsNeeded) {
     TestHost host;
     const std::string self = "/opt/gpuprov/gpuprov";
     host.sys.add_file(self, "this build");
-    EXPECT_TRUE(gpuprov_binary_change(host.sys, self, false)); // missing: always
+    // Apply installs it only along with other changes (issue 26 item 19): a plan with nothing
+    // pending promises nothing, missing or not.
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, false));
+    EXPECT_TRUE(gpuprov_binary_change(host.sys, self, true)); // missing
     host.sys.add_file("/usr/local/bin/gpuprov", "an older build");
     EXPECT_FALSE(gpuprov_binary_change(host.sys, self, false));
     const auto change = gpuprov_binary_change(host.sys, self, true);
@@ -388,6 +392,111 @@ TEST_F(Runs, BinaryChangeIsPlannedOnlyWhenItIsNeeded) {
     EXPECT_FALSE(gpuprov_binary_change(host.sys, "/usr/local/bin/gpuprov", true));
     EXPECT_FALSE(gpuprov_binary_change(host.sys, "", true));
     EXPECT_EQ(installed_profile_path("my train/../x"), "/etc/gpuprov/my_train_.._x.yaml");
+}
+
+// Issue 26 item 19: a 140 MB build with debug info made `plan` read all of itself.
+TEST_F(Runs, ThePlanNeverReadsTheBinaryWhole) {
+    TestHost host;
+    const std::string self = "/opt/gpuprov/gpuprov";
+    host.sys.add_file(self, "this build");
+    const auto reads = [&host, &self] {
+        return std::count(host.sys.files_read.begin(), host.sys.files_read.end(), self);
+    };
+    (void)gpuprov_binary_change(host.sys, self, false); // nothing pending: not even compared
+    (void)gpuprov_binary_change(host.sys, self, true);  // none installed: nothing to compare
+    EXPECT_TRUE(host.sys.compared.empty());
+    host.sys.add_file("/usr/local/bin/gpuprov", "an older build");
+    EXPECT_TRUE(gpuprov_binary_change(host.sys, self, true));
+    host.sys.add_file("/usr/local/bin/gpuprov", "this build");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
+    EXPECT_EQ(reads(), 0);
+    // Compared side by side (System::same_content: sizes first, then pieces), twice.
+    EXPECT_EQ(host.sys.compared,
+              (Strings{self, "/usr/local/bin/gpuprov", self, "/usr/local/bin/gpuprov"}));
+}
+
+// Issue 26 item 5: where no package installed gpuprov (the .deb and .rpm ship the rule), apply
+// installs logrotate's rule for /var/log/gpuprov.log beside its own copy of the binary.
+TEST_F(Runs, ASelfInstalledGpuprovGetsTheLogrotateRuleThePackagesShip) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_dir("/etc/logrotate.d");
+    options.self_path = "/home/dev/gpuprov/build/gpuprov";
+    host.sys.add_file(options.self_path, "this build");
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file("/etc/logrotate.d/gpuprov"),
+              read_fixture("../../dist/logrotate/gpuprov"));
+    EXPECT_EQ(host.sys.mode_of("/etc/logrotate.d/gpuprov"), 0644u);
+    EXPECT_TRUE(
+        contains(host.sys.file("/etc/logrotate.d/gpuprov").value_or(""), "/var/log/gpuprov.log {"));
+}
+
+TEST_F(Runs, TheLogrotateRuleIsPlannedWhereverUnitsRunGpuprovsOwnCopy) {
+    TestHost host;
+    host.sys.add_dir("/etc/logrotate.d");
+    // cloud-init's --install-from runs /usr/local/bin/gpuprov itself: no binary to copy.
+    const std::string self = "/usr/local/bin/gpuprov";
+    host.sys.add_file(self, "this build");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, false));
+    const auto change = gpuprov_binary_change(host.sys, self, true);
+    ASSERT_TRUE(change);
+    EXPECT_EQ(change->target, "/etc/logrotate.d/gpuprov");
+    EXPECT_TRUE(contains(change->detail, "logrotate's rule for /var/log/gpuprov.log"))
+        << change->detail;
+    install_gpuprov_binary(host.sys, self);
+    EXPECT_EQ(host.sys.files_written, Strings{"/etc/logrotate.d/gpuprov"});
+    // One already there is the operator's: left alone.
+    host.sys.add_file("/etc/logrotate.d/gpuprov", "/var/log/gpuprov.log { daily }\n");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
+    // A package's binary: the package ships the rule.
+    host.sys.remove_file("/etc/logrotate.d/gpuprov");
+    host.sys.add_file("/usr/bin/gpuprov", "packaged");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
+    // No logrotate installed: nothing would read it.
+    host.sys.remove_file("/usr/bin/gpuprov");
+    TestHost bare;
+    bare.sys.add_file(self, "this build");
+    EXPECT_FALSE(gpuprov_binary_change(bare.sys, self, true));
+}
+
+// Issue 26 item 8: the binary the units run is checked even before apply copies it there.
+TEST_F(Runs, TheUnitsBinaryDirectoryIsTrustCheckedBeforeTheBinaryExists) {
+    TestHost host;
+    const std::string self = "/opt/gpuprov/gpuprov";
+    host.sys.add_file(self, "this build");
+    host.sys.add_dir("/usr/local/bin");
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, self));
+    host.sys.set_mode("/usr/local/bin", 02775); // root:staff, as older Debian made it
+    try {
+        require_trusted_units_binary(host.sys, self);
+        ADD_FAILURE() << "a group-writable /usr/local/bin was accepted";
+    } catch (const HostError& e) {
+        EXPECT_TRUE(contains(e.what(), "(apply installs /usr/local/bin/gpuprov there)"))
+            << e.what();
+        EXPECT_TRUE(contains(e.what(), "directory /usr/local/bin (owner uid 0, group gid 0, mode "
+                                       "2775)"))
+            << e.what();
+        EXPECT_TRUE(contains(e.what(), "--allow-untrusted")) << e.what();
+    }
+    // Once it is there, the binary itself (and the same directory chain) is what is checked.
+    host.sys.add_file("/usr/local/bin/gpuprov", "this build");
+    EXPECT_THROW(require_trusted_units_binary(host.sys, self), HostError);
+    host.sys.set_mode("/usr/local/bin", 0755);
+    host.sys.set_mode("/usr/local/bin/gpuprov", 0775);
+    EXPECT_THROW(require_trusted_units_binary(host.sys, self), HostError);
+    host.sys.set_mode("/usr/local/bin/gpuprov", 0755);
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, self));
+    // Running that very binary: it was checked as the running one.
+    host.sys.set_mode("/usr/local/bin/gpuprov", 0775);
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, "/usr/local/bin/gpuprov"));
+}
+
+TEST_F(Runs, AMissingUnitsDirectoryIsJudgedByTheNearestOneThatExists) {
+    TestHost host;
+    ASSERT_FALSE(host.sys.exists("/usr/local/bin"));
+    host.sys.add_dir("/usr");
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, "/opt/gpuprov/gpuprov"));
+    host.sys.set_mode("/usr", 0777);
+    EXPECT_THROW(require_trusted_units_binary(host.sys, "/opt/gpuprov/gpuprov"), HostError);
 }
 
 // ---- D: never abort; the journal always ends final ----

@@ -139,6 +139,28 @@ TEST_F(ContainerSteps, ARuntimeConfigureThatOverwroteIsUndone) {
     EXPECT_EQ(*host.sys.read_file(kDaemonJson), kAdminDaemon);
 }
 
+// Issue 26 item 7: daemon.json is a link to the admin's 0600 file (it may hold registry
+// credentials). The original goes back with that file's mode, never the link's 0777.
+TEST_F(ContainerSteps, AnUndoneOverwriteThroughALinkKeepsTheFilesMode) {
+    TestHost host;
+    const std::string real = "/etc/docker/conf.d/daemon.json";
+    host.sys.add_file(real, kAdminDaemon);
+    host.sys.set_mode(real, 0600);
+    host.sys.add_link(kDaemonJson, real);
+    // nvidia-ctk writes through the link, over the admin's settings.
+    host.sys.on_command_prefix({"nvidia-ctk", "runtime", "configure"}, [&](const Command&) {
+        host.sys.add_file(real, read_fixture("cmd/files/docker-daemon.json"));
+        return CommandResult{};
+    });
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_THROW(
+        (void)run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
+        HostError);
+    EXPECT_EQ(*host.sys.read_file(kDaemonJson), kAdminDaemon);
+    EXPECT_EQ(host.sys.lstat(kDaemonJson)->mode & 07777, 0600u);
+}
+
 TEST(LostSettings, JsonKeysRuntimesAndTheDefaultRuntime) {
     const std::string before = R"({"default-runtime": "runc", "runtimes": {"runsc": {}},
                                    "log-opts": {"max-size": "10m"}})";
