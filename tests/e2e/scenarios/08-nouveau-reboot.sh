@@ -42,7 +42,7 @@ assert_file "profile installed for the resume unit" "$ROOT$INSTALLED_PROFILE"
 check "the operator's profile it extends is untouched" cmp -s "$OUT/operators-profile.yaml" "$ROOT$OPERATORS_PROFILE"
 check "the copy starts with gpuprov's header" grep -q "^# gpuprov's copy of the profile" <(head -n 1 "$ROOT$INSTALLED_PROFILE")
 check "the copy is the profile apply ran, its extends: chain resolved" bash -c \
-    "grep -q '^name: e2e-debian12\$' '$ROOT$INSTALLED_PROFILE' && ! grep -q '^extends:' '$ROOT$INSTALLED_PROFILE'"
+    "grep -Eq '^name: \"?e2e-debian12\"?\$' '$ROOT$INSTALLED_PROFILE' && ! grep -q '^extends:' '$ROOT$INSTALLED_PROFILE'"
 check "installed profile is 0644 root:root" test "$(stat -c '%a %u %g' "$ROOT$INSTALLED_PROFILE")" = "644 0 0"
 assert_no_file "monitoring skipped" "$ROOT$METRICS_TIMER"
 # Not blocked by the driver's reboot: the other steps' configuration is done already.
