@@ -130,8 +130,9 @@ void install_gpuprov_binary(System& sys, const std::string& self_path);
 /// `self_path` (checked as the running binary). Throws HostError naming path, owner and mode.
 void require_trusted_units_binary(const System& sys, const std::string& self_path);
 
-/// Where apply installs the profile the resume unit runs: /etc/gpuprov/<name>.yaml, with any
-/// character of the name other than [A-Za-z0-9._-] replaced by '_'.
+/// Where apply installs the profile the resume unit runs: /etc/gpuprov/resume/<name>.yaml, with
+/// any character of the name other than [A-Za-z0-9._-] replaced by '_'. Never the operator's
+/// /etc/gpuprov/<name>.yaml.
 [[nodiscard]] std::string installed_profile_path(const std::string& profile_name);
 
 struct ApplyOptions {

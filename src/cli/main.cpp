@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
                  "  gpuprov verify cv-train      prove the host matches the profile\n"
                  "  gpuprov doctor               diagnose a broken driver/CUDA setup\n\n"
                  "Exit codes: 0 ok, 1 failed/blocked/invalid, 2 changes pending "
-                 "(plan --detailed-exitcode) or a usage error, 3 reboot required, 130/143 "
-                 "apply stopped by SIGINT/SIGTERM.",
+                 "(plan --detailed-exitcode), 3 reboot required, 4 a run is in progress "
+                 "(status), 64 usage error, 130/143 apply stopped by SIGINT/SIGTERM.",
                  "gpuprov"};
     app.set_version_flag("--version", "gpuprov " GPUPROV_VERSION);
     app.require_subcommand(1);
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
         // --help and --version are "errors" that exit 0; every real one is a usage error.
         return app.exit(e) == 0 ? kExitOk : kExitUsage;
     } catch (const gpuprov::UsageError& e) {
-        // design.md: usage errors exit 2 (a flag value that cannot work: --root naming no
+        // Usage errors exit 64, EX_USAGE (a flag value that cannot work: --root naming no
         // directory, apply --root, an unknown step id, apply off a terminal without --yes).
         std::cerr << "error: " << e.describe() << "\n";
         return kExitUsage;

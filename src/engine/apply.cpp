@@ -685,6 +685,13 @@ private:
             // not help has failed, and no reboot is pending for it.
             m_journal.reboot_pending = !m_reboot_message.empty();
             m_journal.result = "failed";
+            // A failed or blocked run must not repeat at every boot; one stopped by a signal
+            // (a shutdown) has not failed, and its unit finishes it at the next boot.
+            if (!m_result.interrupted) {
+                if (const auto note = detail::retire_resume_unit(m_sys); !note.empty()) {
+                    m_result.message += "; " + note;
+                }
+            }
         }
         m_journal.message = m_result.message;
         m_journal.run_finished_at = rfc3339(m_sys.now());
@@ -726,7 +733,7 @@ private:
     }
 
     /// The same run again, from stable places: the installed binary path, the profile under
-    /// /etc/gpuprov/ (or the built-in name), the same filters and reboot policy.
+    /// /etc/gpuprov/resume/ (or the built-in name), the same filters and reboot policy.
     [[nodiscard]] detail::ResumeCommand resume_command() {
         return {.gpuprov_path = m_ctx.gpuprov_path,
                 .profile = resume_profile(),
@@ -742,11 +749,8 @@ private:
         if (m_opt.profile_text.empty()) {
             return m_opt.profile_arg;
         }
-        auto path = installed_profile_path(m_profile.name);
-        if (path != m_opt.profile_arg && m_sys.read_file(path) != m_opt.profile_text) {
-            m_sys.write_file_atomic(path, m_opt.profile_text, 0644);
-        }
-        return path;
+        return detail::install_resume_profile(m_sys, m_profile.name, m_opt.profile_text,
+                                              m_opt.profile_arg);
     }
 
     System& m_sys;

@@ -1,5 +1,7 @@
 // The one place that decides which gpuprov binary systemd units run, and where profiles the
 // resume unit runs are kept.
+#include "resume.hpp"
+
 #include <fmt/format.h>
 #include <gpuprov/embedded.hpp>
 #include <gpuprov/engine.hpp>
@@ -131,7 +133,7 @@ std::string installed_profile_path(const std::string& profile_name) {
     if (safe.empty() || safe.front() == '.') {
         safe = "profile" + safe;
     }
-    return "/etc/gpuprov/" + safe + ".yaml";
+    return detail::kInstalledProfileDir + safe + ".yaml";
 }
 
 } // namespace gpuprov

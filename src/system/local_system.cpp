@@ -403,6 +403,9 @@ std::unique_ptr<FileLock> LocalSystem::try_lock(const fs::path& path) {
     if (fd < 0) {
         fail("cannot open lock file", target);
     }
+    // Readable by everyone whatever the umask: `gpuprov status` without root probes it to tell
+    // a live run from a killed one (last_run_result).
+    (void)::fchmod(fd, 0644);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         ::close(fd);
         return nullptr;

@@ -146,6 +146,6 @@ check "the reason is the missing GPU" grep -q "^smoke.cuda skipped|no NVIDIA GPU
 
 # 4. --root: the programs would run here, not in the root.
 gp --root /srv verify "$PROFILE_IN_ROOT" --smoke
-expect_rc "verify --smoke --root is refused" 2
+expect_rc "verify --smoke --root is refused (a usage error)" 64
 assert_grep "the refusal says why" "verify --smoke --root /srv is refused" "$GP_STDERR"
 scenario_end

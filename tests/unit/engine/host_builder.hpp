@@ -774,7 +774,9 @@ public:
     void progress_done() override { ++progress_ends; }
 };
 
-inline const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
+/// As the resumed run reads it: the copy under /etc/gpuprov/resume/ (a run from elsewhere sets
+/// profile_text, which apply installs there).
+inline const std::string kProfileArg = "/etc/gpuprov/resume/engine-test.yaml";
 
 /// The fixture every apply_profile test shares: the test profile, options, a reporter.
 struct ApplyTest : ::testing::Test {

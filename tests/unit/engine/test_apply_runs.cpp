@@ -240,6 +240,48 @@ TEST_F(Runs, AskingAgainAfterARebootFailsWithTheEvidenceAndNeverRebootsAgain) {
     EXPECT_TRUE(host.ran({"systemctl", "reboot"}).empty());
 }
 
+TEST_F(Runs, AFailedResumedRunRemovesTheResumeUnitAndSaysHowToResumeByHand) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file(kBootIdPath, kBootA + "\n");
+    options.reboot = RebootPolicy::if_needed;
+    options.allow_remove = true;
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    const auto command = exec_start(host).substr(std::string_view("ExecStart=").size());
+    ASSERT_FALSE(command.empty());
+    ASSERT_TRUE(
+        host.sys.exists("/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service"));
+
+    // The resumed run after the reboot fails: the unit must not run it again at every boot.
+    host.sys.add_file(kBootIdPath, kBootB + "\n");
+    host.clear_records();
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+    EXPECT_FALSE(host.ran({"systemctl", "disable", "gpuprov-resume.service"}).empty());
+    EXPECT_FALSE(
+        host.sys.exists("/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service"));
+    EXPECT_TRUE(contains(r.message, "gpuprov-resume.service was removed")) << r.message;
+    EXPECT_TRUE(contains(r.message, "resume by hand: sudo " + command)) << r.message;
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_EQ(j.message, r.message);
+    EXPECT_TRUE(contains(command, "--allow-remove")) << command; // what would have repeated
+}
+
+TEST_F(Runs, ABlockedRunRemovesTheResumeUnitToo) {
+    TestHost host({.nouveau_loaded = true});
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    ASSERT_TRUE(host.sys.exists(kResumeUnit));
+    // The resumed run's plan blocks (here: a profile edited before the reboot): nothing runs,
+    // and nothing repeats at the next boot.
+    profile.driver->flavor = "server"; // Ubuntu's archive only; this host is Debian 12
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_TRUE(contains(r.message, "blocked")) << r.message;
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+    EXPECT_TRUE(contains(journal(host).message, "resume by hand")) << journal(host).message;
+}
+
 TEST_F(Runs, ABootThatFixedItClearsTheBudget) {
     TestHost host({.nouveau_loaded = true});
     host.sys.add_file(kBootIdPath, kBootA + "\n");
@@ -296,16 +338,58 @@ TEST_F(Runs, ResumeUnitKeepsOnly) {
                                     " --yes --reboot never --only driver,nouveau,verify");
 }
 
-TEST_F(Runs, ResumeUnitRunsTheProfileInstalledUnderEtcGpuprov) {
+const std::string kResumeCopy = "/etc/gpuprov/resume/engine-test.yaml";
+
+TEST_F(Runs, ResumeUnitRunsTheProfileInstalledUnderEtcGpuprovResume) {
     TestHost host({.nouveau_loaded = true});
     options.profile_arg = "/tmp/p.yaml";
     options.profile_text = "name: engine-test\nextends: cv-train\n# the file's own text\n";
     ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
-    EXPECT_EQ(host.sys.file("/etc/gpuprov/engine-test.yaml"), options.profile_text);
-    EXPECT_EQ(host.sys.mode_of("/etc/gpuprov/engine-test.yaml"), 0644u);
-    EXPECT_EQ(exec_start(host), "ExecStart=/usr/local/bin/gpuprov apply "
-                                "/etc/gpuprov/engine-test.yaml --yes --reboot never");
+    const auto copy = host.sys.file(kResumeCopy).value_or("");
+    EXPECT_TRUE(copy.starts_with("# gpuprov's copy of the profile")) << copy;
+    EXPECT_TRUE(copy.ends_with("\n" + options.profile_text)) << copy;
+    EXPECT_EQ(host.sys.mode_of(kResumeCopy), 0644u);
+    EXPECT_EQ(exec_start(host),
+              "ExecStart=/usr/local/bin/gpuprov apply " + kResumeCopy + " --yes --reboot never");
     EXPECT_FALSE(contains(host.sys.file(kResumeUnit).value_or(""), "/tmp/p.yaml"));
+
+    // The resumed run reads the copy and needs another reboot: the copy stays as it is.
+    options.profile_arg = kResumeCopy;
+    options.profile_text = copy;
+    host.clear_records();
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file(kResumeCopy), copy);
+    EXPECT_TRUE(std::find(host.sys.files_written.begin(), host.sys.files_written.end(),
+                          kResumeCopy) == host.sys.files_written.end());
+}
+
+TEST_F(Runs, ResumeCopyNeverOverwritesTheOperatorsProfileItExtends) {
+    // /etc/gpuprov/engine-test.yaml is the operator's; /root/gpu.yaml extends it and inherits
+    // its name, engine-test. The copy once went to /etc/gpuprov/<name>.yaml: over it.
+    TestHost host({.nouveau_loaded = true});
+    const std::string own = "name: engine-test\n# the operator's base profile, with comments\n";
+    host.sys.add_file("/etc/gpuprov/engine-test.yaml", own);
+    options.profile_arg = "/root/gpu.yaml";
+    options.profile_text = "# resolved chain\nname: engine-test\nsteps: {skip: [cudnn]}\n";
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file("/etc/gpuprov/engine-test.yaml"), own);
+    EXPECT_TRUE(host.sys.file(kResumeCopy).value_or("").ends_with(options.profile_text));
+    EXPECT_EQ(exec_start(host),
+              "ExecStart=/usr/local/bin/gpuprov apply " + kResumeCopy + " --yes --reboot never");
+}
+
+TEST_F(Runs, AFileGpuprovDidNotWriteWhereTheCopyGoesIsKeptAndTheRunSaysSo) {
+    TestHost host({.nouveau_loaded = true});
+    const std::string theirs = "name: engine-test\n# someone's file, no gpuprov header\n";
+    host.sys.add_file(kResumeCopy, theirs);
+    options.profile_arg = "/root/gpu.yaml";
+    options.profile_text = "name: engine-test\n";
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_TRUE(contains(r.message, kResumeCopy + " is in the way")) << r.message;
+    EXPECT_EQ(host.sys.file(kResumeCopy), theirs);
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+    EXPECT_EQ(journal(host).result, "failed");
 }
 
 TEST_F(Runs, ResumeUnitNamesABuiltinProfileAndWritesNoCopy) {
@@ -391,7 +475,7 @@ TEST_F(Runs, BinaryChangeIsPlannedOnlyWhenItIsNeeded) {
     EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
     EXPECT_FALSE(gpuprov_binary_change(host.sys, "/usr/local/bin/gpuprov", true));
     EXPECT_FALSE(gpuprov_binary_change(host.sys, "", true));
-    EXPECT_EQ(installed_profile_path("my train/../x"), "/etc/gpuprov/my_train_.._x.yaml");
+    EXPECT_EQ(installed_profile_path("my train/../x"), "/etc/gpuprov/resume/my_train_.._x.yaml");
 }
 
 // Issue 26 item 19: a 140 MB build with debug info made `plan` read all of itself.
@@ -640,6 +724,19 @@ TEST_F(Stops, PackageTransactionsFinishOnStopAndAreBoundedBySilence) {
     EXPECT_TRUE(seen[0].finish_on_stop);
     EXPECT_EQ(seen[0].idle_timeout, std::chrono::minutes(20));
     EXPECT_GE(seen[0].timeout, std::chrono::hours(1));
+}
+
+TEST_F(Stops, ARunStoppedBySignalKeepsTheResumeUnit) {
+    // A shutdown stops the resumed run (SIGTERM): that is no failure, and the unit finishes it
+    // at the next boot.
+    TestHost host({.nouveau_loaded = true});
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    ASSERT_TRUE(host.sys.exists(kResumeUnit));
+    std::raise(SIGTERM);
+    const auto r = apply(host);
+    ASSERT_TRUE(r.interrupted) << r.message;
+    EXPECT_TRUE(host.sys.exists(kResumeUnit));
+    EXPECT_FALSE(contains(r.message, "resume by hand")) << r.message;
 }
 
 TEST_F(Stops, NoRebootAfterAStop) {

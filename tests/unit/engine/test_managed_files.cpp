@@ -88,13 +88,17 @@ detail::ResumeCommand resume(std::string binary, std::string profile) {
 }
 } // namespace
 
-TEST(ResumeUnit, RunsOnlyTheInstalledBinaryAndTheProfileUnderEtcGpuprov) {
-    EXPECT_EQ(detail::resume_exec_start(resume("/usr/local/bin/gpuprov", "/etc/gpuprov/x.yaml")),
-              "/usr/local/bin/gpuprov apply /etc/gpuprov/x.yaml --yes --reboot never");
+TEST(ResumeUnit, RunsOnlyTheInstalledBinaryAndTheProfileUnderEtcGpuprovResume) {
+    EXPECT_EQ(
+        detail::resume_exec_start(resume("/usr/local/bin/gpuprov", "/etc/gpuprov/resume/x.yaml")),
+        "/usr/local/bin/gpuprov apply /etc/gpuprov/resume/x.yaml --yes --reboot never");
     EXPECT_EQ(detail::resume_exec_start(resume("/usr/bin/gpuprov", "cv-train")),
               "/usr/bin/gpuprov apply cv-train --yes --reboot never");
     for (const auto& [binary, profile] : std::vector<std::pair<std::string, std::string>>{
-             {"/home/dev/build/gpuprov", "/etc/gpuprov/x.yaml"},
+             {"/home/dev/build/gpuprov", "/etc/gpuprov/resume/x.yaml"},
+             // The operator's own profiles live here; the unit reads only gpuprov's copy.
+             {"/usr/local/bin/gpuprov", "/etc/gpuprov/x.yaml"},
+             {"/usr/local/bin/gpuprov", "/etc/gpuprov/resume/sub/x.yaml"},
              {"/tmp/gpuprov", "cv-train"},
              {"/usr/local/bin/gpuprov", "/tmp/x.yaml"},
              {"/usr/local/bin/gpuprov", "/etc/gpuprov/sub/x.yaml"},
@@ -108,18 +112,19 @@ TEST(ResumeUnit, IsNotInstalledWhenSomeoneElseCouldChangeItsBinaryOrProfile) {
     FakeSystem sys;
     sys.add_file("/usr/local/bin/gpuprov", "ELF");
     sys.set_mode("/usr/local/bin/gpuprov", 0757);
-    sys.add_file("/etc/gpuprov/x.yaml", "name: x\n");
+    sys.add_file("/etc/gpuprov/resume/x.yaml", "name: x\n");
     try {
-        detail::install_resume_unit(sys, resume("/usr/local/bin/gpuprov", "/etc/gpuprov/x.yaml"));
+        detail::install_resume_unit(sys,
+                                    resume("/usr/local/bin/gpuprov", "/etc/gpuprov/resume/x.yaml"));
         FAIL() << "installed";
     } catch (const HostError& e) {
         EXPECT_NE(std::string(e.what()).find("binary the resume unit would run"), std::string::npos)
             << e.what();
     }
     sys.set_mode("/usr/local/bin/gpuprov", 0755);
-    sys.set_owner("/etc/gpuprov/x.yaml", 1000);
-    EXPECT_THROW(
-        detail::install_resume_unit(sys, resume("/usr/local/bin/gpuprov", "/etc/gpuprov/x.yaml")),
-        HostError);
+    sys.set_owner("/etc/gpuprov/resume/x.yaml", 1000);
+    EXPECT_THROW(detail::install_resume_unit(
+                     sys, resume("/usr/local/bin/gpuprov", "/etc/gpuprov/resume/x.yaml")),
+                 HostError);
     EXPECT_FALSE(sys.exists(detail::kResumeUnitPath));
 }

@@ -96,6 +96,25 @@ TEST(LocalSystem, LockHolderSeesDnfsFlockedPidFile) {
     fs::remove_all(dir);
 }
 
+// `gpuprov status` tells a live run from a killed one by this probe, also without root: the run
+// lock is readable by everyone whatever apply's umask, and held means held.
+TEST(LocalSystem, TheRunLockIsReadableByAllAndItsHolderIsSeen) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    const auto old_umask = ::umask(077);
+    auto lock = sys.try_lock("/run/gpuprov.lock");
+    ::umask(old_umask);
+    ASSERT_TRUE(lock);
+    EXPECT_EQ(fs::status(dir / "run/gpuprov.lock").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                  fs::perms::others_read);
+    EXPECT_EQ(sys.lock_holder("/run/gpuprov.lock"), -1);       // held (a flock; no pid in the file)
+    EXPECT_TRUE(sys.try_lock("/run/gpuprov.lock") == nullptr); // the probe took nothing
+    lock.reset();
+    EXPECT_FALSE(sys.lock_holder("/run/gpuprov.lock"));
+    fs::remove_all(dir);
+}
+
 TEST(LocalSystem, NewDirectoriesAre0755WhateverTheUmask) {
     const auto dir = temp_dir();
     LocalSystem sys(dir);
