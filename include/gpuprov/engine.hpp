@@ -39,6 +39,10 @@ struct Plan {
     std::vector<ResolvedRepo> repositories;
     /// The package transactions apply runs, as apt resolves them (resolve_transactions).
     std::vector<PlannedTransaction> transactions;
+    /// The command apply runs before anything else because the package database says an
+    /// earlier transaction was interrupted (`dpkg --configure -a`, `dnf remove --duplicates`);
+    /// empty when none. Shown by plan: the repair changes the host too (issue 26 item 14).
+    std::string repair;
     [[nodiscard]] bool blocked() const;
     [[nodiscard]] bool changes_pending() const;
 };
@@ -79,6 +83,13 @@ struct TransactionPolicy {
 /// that no step releases (blocked), the driver closure marked for holding.
 void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
                           const TransactionPolicy& policy);
+
+/// What the plan promises, one line per step status, change, install and package action, in
+/// order; reasons and repository details are left out (they may word the same promise
+/// differently from one second to the next). Interactive apply carries out the plan the
+/// operator confirmed: apply compares these lines with its own plan's before it changes
+/// anything (ApplyOptions::confirmed_plan).
+[[nodiscard]] std::vector<std::string> plan_promise(const Plan& plan);
 
 /// Live repository indexes for a profile: fetched on first use into `cache_dir`.
 class LiveRepoProvider final : public RepoProvider {
@@ -148,6 +159,10 @@ struct ApplyOptions {
     /// when units run that path and it differs (gpuprov_binary_change). Empty: never copied.
     std::string self_path;
     std::chrono::seconds lock_wait{600};
+    /// plan_promise() of the plan the operator confirmed (interactive apply); apply refuses,
+    /// before it changes anything, when its own plan promises something else. Empty: no plan
+    /// was shown (--yes), apply carries out its own.
+    std::optional<std::vector<std::string>> confirmed_plan;
 };
 
 /// Progress callbacks, so the CLI can print and tests can record.

@@ -93,7 +93,9 @@ private:
 
 /// Parses --only/--skip lists; throws UsageError on an unknown step id.
 StepFilter make_filter(const std::string& only, const std::string& skip);
-/// Prints the plan; returns the plan command's exit code.
+/// Prints the plan; returns the plan command's exit code. `promise`, when given, receives
+/// plan_promise() of the plan shown (interactive apply carries out exactly that one).
 int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode, bool allow_remove = false);
+              bool json, bool detailed_exitcode, bool allow_remove = false,
+              std::vector<std::string>* promise = nullptr);
 } // namespace gpuprov::cli

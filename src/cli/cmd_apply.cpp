@@ -207,11 +207,14 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
         if (!allow_untrusted) {
             require_local_trust(sys, profile_arg, profile, self);
         }
+        std::optional<std::vector<std::string>> confirmed;
         if (!yes) {
             if (!sys.interactive()) {
                 throw UsageError("not on a terminal: pass --yes to apply without confirmation");
             }
-            const auto shown = show_plan(opts, profile_arg, filter, false, true, allow_remove);
+            std::vector<std::string> promise;
+            const auto shown =
+                show_plan(opts, profile_arg, filter, false, true, allow_remove, &promise);
             if (shown == kExitFailed) {
                 exit_code = kExitFailed;
                 return;
@@ -226,6 +229,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                 exit_code = kExitFailed;
                 return;
             }
+            confirmed = std::move(promise);
         }
         ApplyOptions options{.filter = filter,
                              .reboot = reboot == "if-needed" ? RebootPolicy::if_needed
@@ -233,7 +237,8 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                              .allow_remove = allow_remove,
                              .profile_arg = canonical_profile_arg(profile_arg),
                              .profile_text = profile_text_for_resume(profile_arg, profile),
-                             .self_path = self};
+                             .self_path = self,
+                             .confirmed_plan = std::move(confirmed)};
         ConsoleReporter reporter(opts.color(), json);
         const auto result = apply_profile(sys, profile, matrix, options, reporter);
 

@@ -76,7 +76,8 @@ StepFilter make_filter(const std::string& only, const std::string& skip) {
 }
 
 int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode, bool allow_remove) {
+              bool json, bool detailed_exitcode, bool allow_remove,
+              std::vector<std::string>* promise) {
     auto& sys = host_system(opts);
     const auto& matrix = Matrix::builtin();
     const auto profile = load_profile(profile_arg, matrix);
@@ -91,6 +92,9 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
                          {.allow_remove = allow_remove,
                           .scratch_dir = cache_dir + "/apt-view",
                           .cache_dir = cache_dir});
+    if (promise != nullptr) {
+        *promise = plan_promise(plan);
+    }
     // The one change apply makes outside the steps: its own binary where units run it.
     const auto binary = gpuprov_binary_change(sys, running_binary(), plan.changes_pending());
     if (json) {

@@ -63,6 +63,11 @@ std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool colo
                            r.key_url.empty() ? "(nowhere)" : r.key_url, r.key_source);
     }
     out += "\n";
+    if (!plan.repair.empty()) {
+        out += fmt::format("An earlier package transaction was interrupted; apply first finishes "
+                           "it: run {}\n\n",
+                           plan.repair);
+    }
     std::map<StepStatus, int> counts;
     int n = 0;
     for (const auto& s : plan.steps) {
@@ -207,6 +212,7 @@ nlohmann::json plan_to_json(const Plan& plan, const HostFacts& facts) {
             {"steps", steps},
             {"transactions", transactions},
             {"transaction", main},
+            {"repair", plan.repair},
             {"blocked", plan.blocked()},
             {"changes_pending", plan.changes_pending()},
             {"summary", summary}};

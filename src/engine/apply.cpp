@@ -71,7 +71,13 @@ public:
                              {.allow_remove = m_opt.allow_remove,
                               .scratch_dir = cache_dir + "/apt-view",
                               .cache_dir = cache_dir});
+        // The repair above already ran: this plan has it as the operator's plan showed it.
+        plan.repair = m_repaired;
         m_planned = plan.transactions;
+        if (refuse_unconfirmed(plan)) {
+            finish();
+            return m_result;
+        }
         for (const auto& pt : plan.transactions) {
             if (!pt.blocked.empty()) {
                 // Refused before anything changes: the reviewed transaction cannot be run.
@@ -134,7 +140,51 @@ private:
         if (blocked.empty()) {
             return false;
         }
-        fail(fmt::format("{}; nothing was changed (plan shows the same)", join(blocked, "; ")));
+        fail(fmt::format("{}; {} (plan shows the same)", join(blocked, "; "), nothing_changed()));
+        return true;
+    }
+
+    /// "nothing was changed", or what was: the repair of an interrupted transaction runs
+    /// before the plan, so a refusal after it must not claim an untouched host.
+    [[nodiscard]] std::string nothing_changed() const {
+        return m_repaired.empty()
+                   ? std::string("nothing was changed")
+                   : fmt::format("nothing was changed except finishing the interrupted package "
+                                 "transaction ({})",
+                                 m_repaired);
+    }
+
+    /// Interactive apply: the plan about to run must promise what the operator confirmed;
+    /// anything else (the repository published a new build, another tool changed the host
+    /// while the prompt waited) is refused before any change, with the differences.
+    bool refuse_unconfirmed(const Plan& plan) {
+        if (!m_opt.confirmed_plan) {
+            return false;
+        }
+        const auto now = plan_promise(plan);
+        const auto& confirmed = *m_opt.confirmed_plan;
+        if (now == confirmed) {
+            return false;
+        }
+        const std::set<std::string> now_set(now.begin(), now.end());
+        const std::set<std::string> confirmed_set(confirmed.begin(), confirmed.end());
+        std::vector<std::string> diff;
+        for (const auto& line : confirmed) {
+            if (now_set.count(line) == 0) {
+                diff.push_back("- " + line);
+            }
+        }
+        for (const auto& line : now) {
+            if (confirmed_set.count(line) == 0) {
+                diff.push_back("+ " + line);
+            }
+        }
+        if (diff.empty()) {
+            diff.emplace_back("(the same lines in another order)");
+        }
+        fail(fmt::format("the host changed since the plan you confirmed; {}. Differences (+ now, "
+                         "- confirmed):\n  {}\nRun `gpuprov apply` again and review the new plan.",
+                         nothing_changed(), join(diff, "\n  ")));
         return true;
     }
 
@@ -242,7 +292,9 @@ private:
         }
         m_rep.info("an earlier package transaction was interrupted; finishing it first");
         wait_lock();
-        run_checked(m_sys, m_pm->repair());
+        const auto repair = m_pm->repair();
+        run_checked(m_sys, repair);
+        m_repaired = join(repair.argv, " ");
         m_facts = detect_facts(m_sys, m_matrix);
     }
 
@@ -772,6 +824,7 @@ private:
     std::string m_boot_id;            ///< this boot's id (empty: unknown, no budget check)
     std::string m_last_result;        ///< the journal's result before this run ("running": killed)
     std::string m_reboot_message;     ///< the first step's reboot need in this run; empty: none
+    std::string m_repaired; ///< the repair of an interrupted transaction this run ran; or empty
 };
 
 } // namespace

@@ -14,7 +14,7 @@ bool Plan::blocked() const {
 }
 
 bool Plan::changes_pending() const {
-    return std::any_of(steps.begin(), steps.end(), [](const auto& s) {
+    return !repair.empty() || std::any_of(steps.begin(), steps.end(), [](const auto& s) {
         return s.check.status == StepStatus::pending ||
                s.check.status == StepStatus::reboot_required;
     });

@@ -256,6 +256,9 @@ void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
     if (!pm) {
         return;
     }
+    // apply finishes an interrupted transaction before it plans (the simulation needs a
+    // consistent database); the plan says so, since the repair changes the host too.
+    plan.repair = pm->interrupted(sys) ? join(pm->repair().argv, " ") : std::string();
     const auto owned = gpuprov_installed_packages(sys);
     const auto branch = ctx.profile.driver ? ctx.profile.driver->branch : std::string();
     for (const auto& group : package_groups(plan)) {
