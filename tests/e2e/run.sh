@@ -3,7 +3,7 @@
 # mirror on 127.0.0.1. Usage: tests/e2e/run.sh [--list] [SCENARIO...]
 # SCENARIO matches by number or name (`01`, `fresh-apply`, `01-fresh-apply`). Needs root.
 # Env: GPUPROV_BIN (default build/gpuprov), E2E_KEEP=1 keeps the work dir, E2E_CACHE,
-# E2E_SCENARIO_TIMEOUT (seconds per scenario, default 300), E2E_LOG_DIR (default tests/e2e/.work/logs:
+# E2E_SCENARIO_TIMEOUT (seconds per scenario, default 300), E2E_JOBS (scenarios at a time, default 2), E2E_LOG_DIR (default tests/e2e/.work/logs:
 # each scenario's log and gpuprov's stdout/stderr per call).
 set -euo pipefail
 
@@ -58,12 +58,13 @@ fi
 
 E2E_WORK=$(mktemp -d /tmp/gpuprov-e2e.XXXXXX)
 export E2E_WORK
-SCENARIO_PID=""
+declare -A RUNNING_NAME=()
 
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
-    if [[ -n "$SCENARIO_PID" ]]; then kill -9 "$SCENARIO_PID" 2>/dev/null || true; fi
+    local p
+    for p in "${!RUNNING_NAME[@]}"; do kill -9 "$p" 2>/dev/null || true; done
     # Anything still running inside one of our roots (a scenario killed by its deadline).
     local pid
     while read -r pid; do
@@ -105,29 +106,34 @@ mkdir -p "$E2E_WORK/logs"
 E2E_LOG_DIR=${E2E_LOG_DIR:-$E2E_DIR/.work/logs}
 rm -rf "$E2E_LOG_DIR"
 mkdir -p "$E2E_LOG_DIR"
-for s in "${selected[@]}"; do
-    name=${s%.sh}
-    logf="$E2E_WORK/logs/$name.log"
-    t=$SECONDS
-    mirror_clear_faults
+# Two scenarios at a time (E2E_JOBS): most of a scenario is waiting on apt, dpkg and sleeps in
+# its own root. A scenario that changes or counts what the shared mirror serves (faults, request
+# counts, files under the mirror) says "# e2e-exclusive" in its first lines and runs alone.
+JOBS=${E2E_JOBS:-2}
+declare -A RUNNING_T0=() RUNNING_DEADLINE=()
+
+start_scenario() { # FILE
+    local s=$1 name=${1%.sh} deadline
     # A scenario may ask for a longer deadline in its first lines: "# e2e-timeout: 900".
     deadline=$(sed -n '1,5s/^# e2e-timeout: *\([0-9][0-9]*\)$/\1/p' "$E2E_DIR/scenarios/$s" | head -n 1)
     if [[ -z "$deadline" ]] || ((deadline < SCENARIO_TIMEOUT)); then deadline=$SCENARIO_TIMEOUT; fi
-    set +e
-    SCENARIO=$name timeout -k 10 "$deadline" bash "$E2E_DIR/scenarios/$s" >"$logf" 2>&1 &
-    SCENARIO_PID=$!
-    wait "$SCENARIO_PID"
-    rc=$?
-    SCENARIO_PID=""
-    set -e
-    dt=$((SECONDS - t))
+    SCENARIO=$name timeout -k 10 "$deadline" bash "$E2E_DIR/scenarios/$s" >"$E2E_WORK/logs/$name.log" 2>&1 &
+    RUNNING_NAME[$!]=$name
+    RUNNING_T0[$!]=$SECONDS
+    RUNNING_DEADLINE[$!]=$deadline
+}
+
+finish_scenario() { # PID RC
+    local pid=$1 rc=$2 name=${RUNNING_NAME[$1]} deadline=${RUNNING_DEADLINE[$1]}
+    local dt=$((SECONDS - RUNNING_T0[$1])) logf="$E2E_WORK/logs/${RUNNING_NAME[$1]}.log"
+    unset "RUNNING_NAME[$pid]" "RUNNING_T0[$pid]" "RUNNING_DEADLINE[$pid]"
     if ((rc == 0)); then
         passed=$((passed + 1))
         results+=("PASS  $name  ${dt}s")
         printf 'PASS  %-28s %4ss\n' "$name" "$dt"
     else
         failed=$((failed + 1))
-        why=""
+        local why=""
         ((rc == 124 || rc == 137)) && why=" (killed by the ${deadline}s deadline)"
         results+=("FAIL  $name  ${dt}s$why")
         printf 'FAIL  %-28s %4ss%s\n' "$name" "$dt" "$why"
@@ -139,7 +145,29 @@ for s in "${selected[@]}"; do
     if [[ "${E2E_KEEP:-0}" != 1 ]]; then rootfs_remove "$E2E_WORK/roots/$name"; fi
     cp "$logf" "$E2E_LOG_DIR/"
     if [[ -d "$E2E_WORK/out/$name" ]]; then cp -r "$E2E_WORK/out/$name" "$E2E_LOG_DIR/"; fi
+}
+
+wait_one() { # waits for any running scenario and records it
+    local pid rc
+    set +e
+    wait -n -p pid "${!RUNNING_NAME[@]}"
+    rc=$?
+    set -e
+    finish_scenario "$pid" "$rc"
+}
+
+for s in "${selected[@]}"; do
+    if grep -q '^# e2e-exclusive' <(head -n 5 "$E2E_DIR/scenarios/$s"); then
+        while ((${#RUNNING_NAME[@]} > 0)); do wait_one; done
+        mirror_clear_faults
+        start_scenario "$s"
+        wait_one
+        continue
+    fi
+    while ((${#RUNNING_NAME[@]} >= JOBS)); do wait_one; done
+    start_scenario "$s"
 done
+while ((${#RUNNING_NAME[@]} > 0)); do wait_one; done
 
 log "total $((SECONDS - t_setup)) s"
 echo "$passed passed, $failed failed"

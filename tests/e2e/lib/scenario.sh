@@ -84,6 +84,41 @@ gp() {
     GP_SECONDS=$((SECONDS - t0))
     log "gpuprov $* -> exit $GP_RC in ${GP_SECONDS}s (out: $GP_STDOUT)"
     if ((GP_RC == 124 || GP_RC == 137)); then log "gpuprov was killed by the ${t}s e2e deadline"; fi
+    if [[ "$GP_RC" == 0 && -z "$userspec" ]]; then converged_after_apply "$t" "$@"; fi
+}
+
+# converged_after_apply TIMEOUT ARGS...: the property every scenario checks (issue 26): after
+# `gpuprov apply` exits 0, `gpuprov plan --detailed-exitcode` with the same profile and filters
+# exits 0 (nothing pending). Runs right after the apply, before the scenario changes the host
+# again, and leaves GP_RC/GP_STDOUT/GP_STDERR as the apply set them.
+converged_after_apply() {
+    local t=$1; shift
+    local -a global=() plan=()
+    while [[ $# -gt 0 && "$1" != apply ]]; do global+=("$1"); shift; done
+    [[ $# -gt 0 ]] || return 0 # not an apply
+    shift
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --dry-run) return 0 ;; # a plan already
+            --only|--skip) plan+=("$1" "$2"); shift 2 ;;
+            --only=*|--skip=*|--allow-remove|--json) plan+=("$1"); shift ;;
+            --reboot) shift 2 ;;
+            -*) shift ;;
+            *) plan+=("$1"); shift ;;
+        esac
+    done
+    local out="$OUT/gp$GP_N.converged"
+    set +e
+    in_root "$ROOT" "$t" gpuprov "${global[@]}" plan "${plan[@]}" --detailed-exitcode \
+        >"$out.stdout" 2>"$out.stderr"
+    local rc=$?
+    set -e
+    if [[ "$rc" == 0 ]]; then
+        pass "apply exited 0, and the next plan is empty (gpuprov plan --detailed-exitcode exit 0)"
+    else
+        fail "apply exited 0 but the next plan is not empty: plan --detailed-exitcode exit $rc ($out.stdout)"
+        tail -n 40 "$out.stdout" "$out.stderr" >&2 || true
+    fi
 }
 
 # expect_rc DESC WANT: asserts the last gp exit code, dumping its output when wrong.
@@ -177,6 +212,10 @@ kill_procs_in_root() {
 # rpmbuild made none; a failed build fails and ends the scenario).
 build_package() {
     local pkgdir=$E2E_WORK/package
+    # 17 and 39 may run side by side (run.sh, E2E_JOBS): one builds, the other waits and reuses.
+    mkdir -p "$pkgdir"
+    exec 8>"$E2E_WORK/package.lock"
+    flock -w 900 8 || { fail "could not lock $E2E_WORK/package.lock"; scenario_end; }
     if [[ -f "$pkgdir/.built" ]]; then
         log "reusing the package this run built ($(cat "$pkgdir/.built"))"
     elif "$REPO_ROOT/scripts/package.sh" "$pkgdir" >"$OUT/package.log" 2>&1; then
@@ -185,6 +224,7 @@ build_package() {
         fail "scripts/package.sh failed: $(tail -n 5 "$OUT/package.log")"
         scenario_end
     fi
+    exec 8>&-
     DEB=$(ls "$pkgdir"/gpuprov_*.deb | head -n 1)
     RPM=$(find "$pkgdir" -name 'gpuprov-*.rpm' | head -n 1)
     pass "built $(basename "$DEB")${RPM:+ and $(basename "$RPM")}"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # Infrastructure self-test, independent of gpuprov: the root works without /proc, the mirror is
 # trusted over HTTPS, plain apt installs NVIDIA-named stand-ins from it, and the stand-in tools
 # print the real formats.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # (b) Re-applying a converged host changes nothing: dpkg status byte-identical, no apt-get/dpkg
 # write operation, no apt fetch from the mirror, plan reports nothing to do.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # (e) Mirror failures: 500 on InRelease, a key download that hangs, a truncated Packages index.
 # Each apply fails with the URL and the cause, leaves no source without its key and no
 # half-written file; once the mirror is healthy again the next apply converges.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # (l) An admin installed branch 560 (cuda-drivers-560 and its closure) before gpuprov. The
 # profile wants 550, which conflicts with it: apt would remove 560. The plan must say so, with
 # versions, and be blocked; apply without --allow-remove must refuse before changing anything;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # (m) Holds that hold. NVIDIA's cuda-drivers-550 depends on nvidia-driver-550 with >=, so the
 # whole closure apt installs is held, at exactly the versions the plan printed; apt then refuses
 # to move any of it. hold_kernel holds the kernel metapackages (linux-image-amd64 would bring a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # (u) NVIDIA's cuda-keyring package next to gpuprov (issue 12; nvidia-facts.md §2.3). gpuprov
 # sets up the CUDA repository without touching /usr/share/keyrings/cuda-archive-keyring.gpg;
 # then a stand-in cuda-keyring .deb with the real paths is installed. Its .list names the same

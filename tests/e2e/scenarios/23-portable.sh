@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # (t) One binary for every distro: the packaged gpuprov (scripts/package.sh's .deb, installed
 # with apt) runs in Debian 11, 12 and 13 roots with only the libraries each one ships:
 # --version, facts --json, status, and plan against the mirror, whose key and index downloads

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # (s) InfiniBand for sci-sim. An 8x H100 host with a ConnectX-6 in InfiniBand mode (mlx5_0, HDR)
 # and a ConnectX-6 Dx RoCE NIC (mlx5_1, Ethernet), both as the kernel's sysfs shows them
 # (lib/rootfs.sh: rootfs_simulate_ib), and the distro's rdma-core stand-ins in its Debian

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # Signatures as apt checks them: the mirror serves, as the debian12 CUDA InRelease, the same
 # index signed with SHA-1, then one whose Valid-Until has passed (both by the pinned key, so
 # gpgv alone calls them good). apply refuses each at the cuda-repo step, naming the URL and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # EL infrastructure self-test, independent of gpuprov: the EL-shaped root's own dnf and rpm
 # (database at /var/lib/rpm) install NVIDIA-named, signed stand-in rpms from the signed rpm-md
 # mirror over HTTPS, the nvidia-driver module streams behave as on NVIDIA's rhel9 repo, the

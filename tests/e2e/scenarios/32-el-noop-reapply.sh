@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # EL: re-applying a converged host changes nothing: the rpm database and dnf's history are
 # byte-identical, no dnf/rpm call writes (logging shims), no rpm is downloaded, /etc is
 # unchanged, and plan reports nothing to do.

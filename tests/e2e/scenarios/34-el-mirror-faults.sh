@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # e2e-timeout: 600
 # EL: mirror failures: 500 on repodata/repomd.xml, a key download that hangs, a truncated
 # primary.xml.gz. Each apply fails with the URL and the cause, leaves no .repo without its key,
