@@ -21,7 +21,6 @@ OUT=$(cd "$OUT" && pwd)
 rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg" "$OUT/index-pad"
 mkdir -p "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls"
 
-DRV=550.90.07 # the newest build of branch 550; 550.54.15 is the older one
 CTK=1.17.3
 MAINT='cudatools <cudatools@nvidia.com>'
 
@@ -92,95 +91,37 @@ lib() { # NAME VERSION SONAME REALNAME
     printf 'activate-noawait ldconfig\n' | script "$1" "$2" triggers
 }
 
-# --- driver: cuda-drivers-<b> (>=) -> nvidia-driver-<b> -> nvidia-dkms-<b>, libnvidia-compute-<b> --
-# NVIDIA's branch meta package depends with `>=` (reference 3.2), so apt may pick any newer build
-# of the branch: each branch here carries two builds, and holding only the meta package holds
-# nothing. The modules (nvidia, and nvidia-peermem, which ships with the driver since R470) are
-# built by DKMS in nvidia-dkms-<b>'s postinst against the running kernel (the harness's dkms
-# stand-in, lib/dkms-standin) and never loaded at install time: the driver step's `modprobe
-# nvidia` loads it (lib/modprobe-standin), or a reboot does.
-# DKMS's BUILD_EXCLUSIVE_KERNEL: the builds here support kernels up to 6.11; on a newer one
-# DKMS skips the build, the install succeeds and the module never loads (e2e 15).
+# --- the driver graph: NVIDIA's recorded indexes --------------------------------------------------
+# Every NVIDIA driver package (metas, drivers, DKMS sources, libraries, pinning packages, fabric
+# manager, NSCQ, IMEX) comes from tests/fixtures/nvidia-repos/<slug>/Packages: the .deb carries
+# exactly the recorded control fields (our X- fields stripped), and its X-Payload says which
+# stand-in files it installs. One .deb per recorded stanza, shared by the slugs that list it. The
+# fixtures' README says where each stanza comes from.
+FIXTURES=$(cd "$HERE/../../fixtures/nvidia-repos" && pwd)
+PY=${E2E_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+# DKMS's BUILD_EXCLUSIVE_KERNEL: the builds here support kernels up to 6.11; on a newer one DKMS
+# skips the build, the install succeeds and the module never loads (e2e 15).
 DRIVER_KERNELS='^(4\.|5\.|6\.([0-9]|1[01])\.)'
-driver_build() { # BRANCH FULLVERSION CUDA-VERSION-IT-REPORTS
-    local br=$1 v=$2 pv="$2-1"
-    lib "libnvidia-compute-$br" "$pv" libnvidia-ml.so.1 "libnvidia-ml.so.$v"
-    lib "libnvidia-compute-$br" "$pv" libcuda.so.1 "libcuda.so.$v"
-    # Every branch ships the same sonames: at most one branch can be installed (as for real).
-    EXTRA_FIELDS=$'Provides: libnvidia-compute-stub-any\nConflicts: libnvidia-compute-stub-any' \
-        mkdeb "libnvidia-compute-$br" "$pv" "" "NVIDIA libcompute package" "multiverse/libs"
 
-    put "nvidia-dkms-$br" "$pv" "/usr/src/nvidia-$v/dkms.conf" 0644 <<DKMS
-PACKAGE_NAME="nvidia"
-PACKAGE_VERSION="$v"
-AUTOINSTALL="yes"
-BUILT_MODULE_NAME[0]="nvidia"
-DEST_MODULE_LOCATION[0]="/updates/dkms"
-BUILT_MODULE_NAME[1]="nvidia-peermem"
-DEST_MODULE_LOCATION[1]="/updates/dkms"
-BUILD_EXCLUSIVE_KERNEL="$DRIVER_KERNELS"
-DKMS
-    # dh_dkms' postinst: add, then build+install for the running kernel. A build DKMS skips
-    # (BUILD_EXCLUSIVE, exit 77) is not an error; a failed build fails the package.
-    script "nvidia-dkms-$br" "$pv" postinst <<POSTINST
-#!/bin/sh
-set -e
-if [ "\$1" = configure ] && command -v dkms >/dev/null 2>&1; then
-    dkms add -m nvidia -v $v >/dev/null 2>&1 || true
-    kernel=\$(cat /proc/sys/kernel/osrelease)
-    rc=0
-    dkms install -m nvidia -v $v -k "\$kernel" || rc=\$?
-    if [ "\$rc" -eq 77 ]; then
-        echo "nvidia-dkms-$br: DKMS skipped the build for kernel \$kernel" >&2
-    elif [ "\$rc" -ne 0 ]; then
-        exit "\$rc"
-    fi
-fi
-exit 0
-POSTINST
-    script "nvidia-dkms-$br" "$pv" prerm <<PRERM
-#!/bin/sh
-set -e
-if command -v dkms >/dev/null 2>&1; then dkms remove -m nvidia -v $v --all >/dev/null 2>&1 || true; fi
-exit 0
-PRERM
-    EXTRA_FIELDS=$'Provides: nvidia-dkms-stub-any\nConflicts: nvidia-dkms-stub-any' \
-        mkdeb "nvidia-dkms-$br" "$pv" "" "NVIDIA DKMS package" "multiverse/kernel"
-
-    sed "s/^CUDA_VERSION=.*/CUDA_VERSION=$3/" "$HERE/stubs/nvidia-smi" | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-smi 0755
-    # nvidia-persistenced (shipped in the branch's driver package here, so branches cannot mix):
-    # NVIDIA's unit starts it with --no-persistence-mode (hence the override NVIDIA's ansible
-    # role, and gpuprov, install); the daemon needs the loaded module.
-    payload_persistenced | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-persistenced 0755
-    payload_persistenced_unit | put "nvidia-driver-$br" "$pv" /lib/systemd/system/nvidia-persistenced.service 0644
-    EXTRA_FIELDS=$'Provides: nvidia-driver-stub-any\nConflicts: nvidia-driver-stub-any' \
-        mkdeb "nvidia-driver-$br" "$pv" "nvidia-dkms-$br (= $pv), libnvidia-compute-$br (= $pv)" \
-        "NVIDIA driver metapackage" "multiverse/libs"
-    mkdeb "cuda-drivers-$br" "$pv" "nvidia-driver-$br (>= $v)" "CUDA Driver meta-package, branch-specific" "multiverse/metapackages"
-
-    # fabric manager (NVSwitch systems): exactly the driver's version (reference 3.3)
-    payload_fabricmanager "$v" | put "nvidia-fabricmanager-$br" "$pv" /usr/bin/nv-fabricmanager 0755
-    payload_fabricmanager_unit | put "nvidia-fabricmanager-$br" "$pv" /lib/systemd/system/nvidia-fabricmanager.service 0644
-    mkdeb "nvidia-fabricmanager-$br" "$pv" "" "Fabric Manager for NVSwitch based systems."
-    mkdeb "cuda-drivers-fabricmanager-$br" "$pv" "nvidia-fabricmanager-$br (= $pv), cuda-drivers-$br (= $pv)" "Meta-package for FM and Driver"
-}
-driver_build 535 535.161.08 12.2
-driver_build 535 535.183.01 12.2
-driver_build 550 550.54.15 12.4
-driver_build 550 "$DRV" 12.4
-driver_build 560 560.35.03 12.6
-# The floating meta-package tracks the newest branch (so installing it would be the wrong branch).
-mkdeb cuda-drivers 560.35.03-1 "cuda-drivers-560 (>= 560.35.03)" "CUDA Driver meta-package"
+# One python process builds them all (mirror/apt_debs.py: the payloads are payload.sh's and
+# stubs/nvidia-smi, the DKMS packages' postinst builds the module with lib/dkms-standin, as the
+# hand-written driver packages did) and says which .debs each slug's repository lists (mkrepo @SLUG).
+"$PY" "$HERE/apt_debs.py" build "$FIXTURES" "$OUT/pool" "$DRIVER_KERNELS" >"$OUT/stage/fixtures.plan"
+for slug in ubuntu2404 ubuntu2204 debian12; do
+    sed -n "s|^REPO $slug ||p" "$OUT/stage/fixtures.plan" >"$OUT/stage/fixtures.$slug"
+done
 
 # --- CUDA toolkits ----------------------------------------------------------------------------
-toolkit() { # X.Y FULL NVCC_VERSION
-    local xy=$1 full=$2 dash=${1/./-} pv="$2-1"
+# toolkit X.Y FULL NVCC_VERSION DRIVER_FLOOR: cuda-toolkit-X-Y (no driver) and cuda-X-Y, which
+# pulls `cuda-drivers (>= floor)` as NVIDIA's cuda-runtime-X-Y does (reference §C).
+toolkit() {
+    local xy=$1 full=$2 dash=${1/./-} pv="$2-1" floor=$4 major=${1%%.*}
     local name="cuda-toolkit-$dash"
     payload_nvcc "$xy" | put "$name" "$pv" "/usr/local/cuda-$xy/bin/nvcc" 0755
     payload_cuda_version_json "$full" "$3" | put "$name" "$pv" "/usr/local/cuda-$xy/version.json" 0644
     mkdir -p "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64"
-    mkso libcudart.so.12 "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$3"
-    ln -sf "libcudart.so.$3" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.12"
+    mkso "libcudart.so.$major" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$3"
+    ln -sf "libcudart.so.$3" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$major"
     local prio=${dash//-/}
     # Real toolkits register /usr/local/cuda via update-alternatives. Optional slowness for the
     # kill -9 scenario: when /tmp/e2e-slow exists the postinst announces itself and sleeps 8 s.
@@ -193,7 +134,7 @@ if [ "\$1" = configure ]; then
         sleep 8
     fi
     update-alternatives --install /usr/local/cuda cuda /usr/local/cuda-$xy $prio
-    update-alternatives --install /usr/local/cuda-12 cuda-12 /usr/local/cuda-$xy $prio
+    update-alternatives --install /usr/local/cuda-$major cuda-$major /usr/local/cuda-$xy $prio
 fi
 exit 0
 POSTINST
@@ -202,24 +143,40 @@ POSTINST
 set -e
 if [ "\$1" = remove ] || [ "\$1" = deconfigure ]; then
     update-alternatives --remove cuda /usr/local/cuda-$xy || true
-    update-alternatives --remove cuda-12 /usr/local/cuda-$xy || true
+    update-alternatives --remove cuda-$major /usr/local/cuda-$xy || true
 fi
 exit 0
 PRERM
     mkdeb "$name" "$pv" "" "CUDA Toolkit $xy meta-package" "multiverse/metapackages"
-    mkdeb "cuda-$dash" "$pv" "cuda-toolkit-$dash (= $pv), cuda-drivers (>= 550.54.15)" "CUDA $xy meta-package (toolkit and driver)" "multiverse/metapackages"
+    mkdeb "cuda-$dash" "$pv" "cuda-toolkit-$dash (= $pv), cuda-drivers (>= $floor)" "CUDA $xy meta-package (toolkit and driver)" "multiverse/metapackages"
 }
-toolkit 12.2 12.2.2 12.2.140
-toolkit 12.4 12.4.1 12.4.131
-toolkit 12.5 12.5.1 12.5.82
+toolkit 12.2 12.2.2 12.2.140 550.54.15
+toolkit 12.4 12.4.1 12.4.131 550.54.15
+toolkit 12.5 12.5.1 12.5.82 550.54.15
+# CUDA 13.0 Update 2: cuda-toolkit-13-0 13.0.2-1 with nvcc V13.0.88 (several installs pin exactly
+# this pair, code ids 40789239649, 69842786691, 70078694079; 13.0.3-1 also exists, [C-sbsa]);
+# CUDA 13.0 needs driver >= 580.65.06 (nvidia-facts.md §1; the floor of cuda-13-0 INFERRED from
+# cuda-runtime-11-8's `cuda-drivers (>= 520.61.05)`, reference §C).
+toolkit 13.0 13.0.2 13.0.88 580.65.06
 
 # --- cuDNN 9 ----------------------------------------------------------------------------------
-CUDNN=9.1.0.70-1
-lib libcudnn9-cuda-12 "$CUDNN" libcudnn.so.9 libcudnn.so.9.1.0
-mkdeb libcudnn9-cuda-12 "$CUDNN" "" "cuDNN runtime libraries for CUDA 12" "multiverse/libs"
-put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_version_v9.h 0644 <<'HDR'
+# cudnn_build CUDA-MAJOR VERSION: libcudnn9-cuda-M, libcudnn9-dev-cuda-M and the cudnn9-cuda-M meta
+# (reference §C, [C30]). 9.1.0.70-1 for CUDA 12 (nvidia-facts.md §4); 9.15.0.58-1 for CUDA 13,
+# installed beside cuda=13.0.2-1 and libnccl2 +cuda13.0 in code id 10982805149 (also seen:
+# 9.16.0.29-1, 9.17.1.4-1).
+cudnn_build() {
+    local m=$1 v=$2 up=${2%-*} other=""
+    local mj=${up%%.*} mn patch
+    mn=${up#*.} && mn=${mn%%.*}
+    patch=${up#*.*.} && patch=${patch%%.*}
+    # The CUDA 12 and CUDA 13 builds install the same files (libcudnn.so.9, the header names and
+    # their alternative): one or the other (INFERRED from the shared paths).
+    if [[ $m != 12 ]]; then other=libcudnn9-cuda-12; fi
+    lib "libcudnn9-cuda-$m" "$v" libcudnn.so.9 "libcudnn.so.$mj.$mn.$patch"
+    EXTRA_FIELDS=${other:+Conflicts: $other} mkdeb "libcudnn9-cuda-$m" "$v" "" "cuDNN runtime libraries for CUDA $m" "multiverse/libs"
+    put "libcudnn9-dev-cuda-$m" "$v" /usr/include/x86_64-linux-gnu/cudnn_version_v9.h 0644 <<HDR
 /*
- * gpuprov e2e stand-in for cudnn_version.h (cuDNN 9.1.0); the define block has the real format.
+ * gpuprov e2e stand-in for cudnn_version.h (cuDNN $mj.$mn.$patch); the define block has the real format.
  */
 
 /**
@@ -229,9 +186,9 @@ put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_version_v
 #ifndef CUDNN_VERSION_H_
 #define CUDNN_VERSION_H_
 
-#define CUDNN_MAJOR 9
-#define CUDNN_MINOR 1
-#define CUDNN_PATCHLEVEL 0
+#define CUDNN_MAJOR $mj
+#define CUDNN_MINOR $mn
+#define CUDNN_PATCHLEVEL $patch
 
 #define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)
 
@@ -241,11 +198,11 @@ put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_version_v
 
 #endif /* CUDNN_VERSION_H */
 HDR
-put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_v9.h 0644 <<'HDR'
+    put "libcudnn9-dev-cuda-$m" "$v" /usr/include/x86_64-linux-gnu/cudnn_v9.h 0644 <<'HDR'
 /* gpuprov e2e stand-in for cudnn.h */
 #include "cudnn_version.h"
 HDR
-script libcudnn9-dev-cuda-12 "$CUDNN" postinst <<'POSTINST'
+    script "libcudnn9-dev-cuda-$m" "$v" postinst <<'POSTINST'
 #!/bin/sh
 set -e
 if [ "$1" = configure ]; then
@@ -254,34 +211,43 @@ if [ "$1" = configure ]; then
 fi
 exit 0
 POSTINST
-script libcudnn9-dev-cuda-12 "$CUDNN" prerm <<'PRERM'
+    script "libcudnn9-dev-cuda-$m" "$v" prerm <<'PRERM'
 #!/bin/sh
 set -e
 if [ "$1" = remove ]; then update-alternatives --remove libcudnn /usr/include/x86_64-linux-gnu/cudnn_v9.h || true; fi
 exit 0
 PRERM
-mkdeb libcudnn9-dev-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN)" "cuDNN development headers and symlinks for CUDA 12" "multiverse/libdevel"
-mkdeb cudnn9-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN), libcudnn9-dev-cuda-12 (= $CUDNN)" "cuDNN 9 for CUDA 12 meta-package" "multiverse/metapackages"
+    EXTRA_FIELDS=${other:+Conflicts: libcudnn9-dev-cuda-12} mkdeb "libcudnn9-dev-cuda-$m" "$v" "libcudnn9-cuda-$m (= $v)" \
+        "cuDNN development headers and symlinks for CUDA $m" "multiverse/libdevel"
+    mkdeb "cudnn9-cuda-$m" "$v" "libcudnn9-cuda-$m (= $v), libcudnn9-dev-cuda-$m (= $v)" "cuDNN 9 for CUDA $m meta-package" "multiverse/metapackages"
+}
+cudnn_build 12 9.1.0.70-1
+cudnn_build 13 9.15.0.58-1
 
-# --- NCCL: same upstream version, one build per CUDA minor (the +cuda12.5 build sorts higher) -
-for cu in 12.2 12.4 12.5; do
-    v="2.21.5-1+cuda$cu"
-    lib libnccl2 "$v" libnccl.so.2 libnccl.so.2.21.5
+# --- NCCL: one build per CUDA minor (the +cuda12.5 build sorts higher) ------------------------
+# 2.21.5 for CUDA 12.x; 2.27.7-1+cuda13.0 for CUDA 13.0 (reference §C, [C33]).
+nccl_build() { # UPSTREAM CUDA-X.Y
+    local v="$1-1+cuda$2" mj=${1%%.*} mn patch
+    mn=${1#*.} && mn=${mn%%.*}
+    patch=${1##*.}
+    lib libnccl2 "$v" libnccl.so.2 "libnccl.so.$1"
     mkdeb libnccl2 "$v" "" "NVIDIA Collective Communication Library (NCCL) Runtime" "multiverse/libs"
-    put libnccl-dev "$v" /usr/include/nccl.h 0644 <<'HDR'
+    put libnccl-dev "$v" /usr/include/nccl.h 0644 <<HDR
 /* gpuprov e2e stand-in for nccl.h */
 #ifndef NCCL_H_
 #define NCCL_H_
-#define NCCL_MAJOR 2
-#define NCCL_MINOR 21
-#define NCCL_PATCH 5
+#define NCCL_MAJOR $mj
+#define NCCL_MINOR $mn
+#define NCCL_PATCH $patch
 #define NCCL_SUFFIX ""
-#define NCCL_VERSION_CODE 22105
+#define NCCL_VERSION_CODE $((mj * 10000 + mn * 100 + patch))
 #define NCCL_VERSION(X,Y,Z) (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
 #endif
 HDR
     mkdeb libnccl-dev "$v" "libnccl2 (= $v)" "NVIDIA Collective Communication Library (NCCL) Development Files" "multiverse/libdevel"
-done
+}
+for cu in 12.2 12.4 12.5; do nccl_build 2.21.5 "$cu"; done
+nccl_build 2.27.7 13.0
 
 # --- TensorRT 10: one version string for the whole set, one build per CUDA minor --------------
 # 10.4.0.26 has a +cuda12.2 and a higher-sorting +cuda12.5 build; 10.5.0.18 only +cuda12.5. For a
@@ -382,12 +348,16 @@ printf '%s\n' "$FPR" >"$OUT/fingerprint"
 printf '%s\n' "$WRONG" >"$OUT/wrong-fingerprint"
 
 # --- repositories ------------------------------------------------------------------------------
-mkrepo() { # DIR LABEL PACKAGE-GLOBS...
+mkrepo() { # DIR LABEL PACKAGE-GLOBS... (@SLUG: the .debs that slug's driver fixtures list)
     local dir="$OUT/www/$1" label=$2
     shift 2
     mkdir -p "$dir"
     local g f
     for g in "$@"; do
+        if [[ $g == @* ]]; then
+            while read -r f; do ln "$OUT/pool/$f" "$dir/"; done <"$OUT/stage/fixtures.${g#@}"
+            continue
+        fi
         for f in "$OUT"/pool/$g; do ln "$f" "$dir/"; done
     done
     (
@@ -417,15 +387,14 @@ index_pad() {
         printf 'Description: CUBLAS native runtime libraries\n CUBLAS native runtime libraries\n\n'
     done
 }
-CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-*' 'cuda-12-*'
-    'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+CUDA_ALL=('cuda-toolkit-*' 'cuda-12-*' 'cuda-13-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
 for slug in debian12 ubuntu2204; do
-    mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
+    mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "@$slug" "${CUDA_ALL[@]}"
 done
 # ubuntu2404 starts at CUDA 12.5 (reference 2.5): no 12.4 toolkit there.
-mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
-    'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
-    'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
+mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" @ubuntu2404 \
+    'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
+    'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
 mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
 # The debian12 CUDA index signed the two ways apt refuses (scenario 28, served in place of
