@@ -29,6 +29,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import apt_fixtures  # noqa: E402  (the reader, next to this file)
 
 MAINTAINER = "cudatools <cudatools@nvidia.com>"

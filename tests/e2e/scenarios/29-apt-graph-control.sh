@@ -20,6 +20,7 @@ FIXTURES=$REPO_ROOT/tests/fixtures/nvidia-repos
 # and the index has no other NVIDIA driver package.
 report=$("$E2E_PYTHON" - "$FIXTURES" "$MIRROR_DIR/www/compute/cuda/repos" <<'PY'
 import os, sys
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.environ["E2E_DIR"], "mirror"))
 import apt_fixtures
 fixtures, repos = sys.argv[1], sys.argv[2]
