@@ -21,6 +21,7 @@ OUT=$(cd "$OUT" && pwd)
 rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg" "$OUT/index-pad"
 mkdir -p "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls"
 
+DRV=550.90.07 # the newest build of branch 550; 550.54.15 is the older one
 CTK=1.17.3
 MAINT='cudatools <cudatools@nvidia.com>'
 
@@ -91,17 +92,102 @@ lib() { # NAME VERSION SONAME REALNAME
     printf 'activate-noawait ldconfig\n' | script "$1" "$2" triggers
 }
 
-# --- the driver graph: NVIDIA's recorded indexes --------------------------------------------------
+# --- driver: cuda-drivers-<b> (>=) -> nvidia-driver-<b> -> nvidia-dkms-<b>, libnvidia-compute-<b> --
+# NVIDIA's branch meta package depends with `>=` (reference 3.2), so apt may pick any newer build
+# of the branch: each branch here carries two builds, and holding only the meta package holds
+# nothing. The modules (nvidia, and nvidia-peermem, which ships with the driver since R470) are
+# built by DKMS in nvidia-dkms-<b>'s postinst against the running kernel (the harness's dkms
+# stand-in, lib/dkms-standin) and never loaded at install time: the driver step's `modprobe
+# nvidia` loads it (lib/modprobe-standin), or a reboot does.
+# DKMS's BUILD_EXCLUSIVE_KERNEL: the builds here support kernels up to 6.11; on a newer one
+# DKMS skips the build, the install succeeds and the module never loads (e2e 15).
+DRIVER_KERNELS='^(4\.|5\.|6\.([0-9]|1[01])\.)'
+driver_build() { # BRANCH FULLVERSION CUDA-VERSION-IT-REPORTS
+    local br=$1 v=$2 pv="$2-1"
+    lib "libnvidia-compute-$br" "$pv" libnvidia-ml.so.1 "libnvidia-ml.so.$v"
+    lib "libnvidia-compute-$br" "$pv" libcuda.so.1 "libcuda.so.$v"
+    # Every branch ships the same sonames: at most one branch can be installed (as for real).
+    EXTRA_FIELDS=$'Provides: libnvidia-compute-stub-any\nConflicts: libnvidia-compute-stub-any' \
+        mkdeb "libnvidia-compute-$br" "$pv" "" "NVIDIA libcompute package" "multiverse/libs"
+
+    put "nvidia-dkms-$br" "$pv" "/usr/src/nvidia-$v/dkms.conf" 0644 <<DKMS
+PACKAGE_NAME="nvidia"
+PACKAGE_VERSION="$v"
+AUTOINSTALL="yes"
+BUILT_MODULE_NAME[0]="nvidia"
+DEST_MODULE_LOCATION[0]="/updates/dkms"
+BUILT_MODULE_NAME[1]="nvidia-peermem"
+DEST_MODULE_LOCATION[1]="/updates/dkms"
+BUILD_EXCLUSIVE_KERNEL="$DRIVER_KERNELS"
+DKMS
+    # dh_dkms' postinst: add, then build+install for the running kernel. A build DKMS skips
+    # (BUILD_EXCLUSIVE, exit 77) is not an error; a failed build fails the package.
+    script "nvidia-dkms-$br" "$pv" postinst <<POSTINST
+#!/bin/sh
+set -e
+if [ "\$1" = configure ] && command -v dkms >/dev/null 2>&1; then
+    dkms add -m nvidia -v $v >/dev/null 2>&1 || true
+    kernel=\$(cat /proc/sys/kernel/osrelease)
+    rc=0
+    dkms install -m nvidia -v $v -k "\$kernel" || rc=\$?
+    if [ "\$rc" -eq 77 ]; then
+        echo "nvidia-dkms-$br: DKMS skipped the build for kernel \$kernel" >&2
+    elif [ "\$rc" -ne 0 ]; then
+        exit "\$rc"
+    fi
+fi
+exit 0
+POSTINST
+    script "nvidia-dkms-$br" "$pv" prerm <<PRERM
+#!/bin/sh
+set -e
+if command -v dkms >/dev/null 2>&1; then dkms remove -m nvidia -v $v --all >/dev/null 2>&1 || true; fi
+exit 0
+PRERM
+    EXTRA_FIELDS=$'Provides: nvidia-dkms-stub-any\nConflicts: nvidia-dkms-stub-any' \
+        mkdeb "nvidia-dkms-$br" "$pv" "" "NVIDIA DKMS package" "multiverse/kernel"
+
+    sed "s/^CUDA_VERSION=.*/CUDA_VERSION=$3/" "$HERE/stubs/nvidia-smi" | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-smi 0755
+    # nvidia-persistenced (shipped in the branch's driver package here, so branches cannot mix):
+    # NVIDIA's unit starts it with --no-persistence-mode (hence the override NVIDIA's ansible
+    # role, and gpuprov, install); the daemon needs the loaded module.
+    payload_persistenced | put "nvidia-driver-$br" "$pv" /usr/bin/nvidia-persistenced 0755
+    payload_persistenced_unit | put "nvidia-driver-$br" "$pv" /lib/systemd/system/nvidia-persistenced.service 0644
+    EXTRA_FIELDS=$'Provides: nvidia-driver-stub-any\nConflicts: nvidia-driver-stub-any' \
+        mkdeb "nvidia-driver-$br" "$pv" "nvidia-dkms-$br (= $pv), libnvidia-compute-$br (= $pv)" \
+        "NVIDIA driver metapackage" "multiverse/libs"
+    mkdeb "cuda-drivers-$br" "$pv" "nvidia-driver-$br (>= $v)" "CUDA Driver meta-package, branch-specific" "multiverse/metapackages"
+
+    # fabric manager (NVSwitch systems): exactly the driver's version (reference 3.3)
+    payload_fabricmanager "$v" | put "nvidia-fabricmanager-$br" "$pv" /usr/bin/nv-fabricmanager 0755
+    payload_fabricmanager_unit | put "nvidia-fabricmanager-$br" "$pv" /lib/systemd/system/nvidia-fabricmanager.service 0644
+    mkdeb "nvidia-fabricmanager-$br" "$pv" "" "Fabric Manager for NVSwitch based systems."
+    mkdeb "cuda-drivers-fabricmanager-$br" "$pv" "nvidia-fabricmanager-$br (= $pv), cuda-drivers-$br (= $pv)" "Meta-package for FM and Driver"
+}
+driver_build 535 535.161.08 12.2
+driver_build 535 535.183.01 12.2
+driver_build 550 550.54.15 12.4
+driver_build 550 "$DRV" 12.4
+driver_build 560 560.35.03 12.6
+# The floating meta-package tracks the newest branch (so installing it would be the wrong branch).
+mkdeb cuda-drivers 560.35.03-1 "cuda-drivers-560 (>= 560.35.03)" "CUDA Driver meta-package"
+
+# --- the recorded 2026 driver graph: NVIDIA's indexes, served under nvidia-2026/ ----------------
+# Two driver graphs live on this mirror, each in its own tree (docs/e2e.md):
+#   compute/cuda/repos/<slug>/x86_64/              the legacy hand-written stand-ins above
+#                                                  (535/550/560, CUDA 12.x), which most scenarios use
+#   nvidia-2026/compute/cuda/repos/<slug>/x86_64/  the recorded graph below (580 suffixed and
+#                                                  595/610/620 unsuffixed, pinning packages, CUDA 13.0)
+# Same signing key, same TLS; the recorded .debs live in pool/<hash>/, so the legacy globs
+# (pool/<name>*) never pick them up.
 # Every NVIDIA driver package (metas, drivers, DKMS sources, libraries, pinning packages, fabric
 # manager, NSCQ, IMEX) comes from tests/fixtures/nvidia-repos/<slug>/Packages: the .deb carries
 # exactly the recorded control fields (our X- fields stripped), and its X-Payload says which
 # stand-in files it installs. One .deb per recorded stanza, shared by the slugs that list it. The
 # fixtures' README says where each stanza comes from.
 FIXTURES=$(cd "$HERE/../../fixtures/nvidia-repos" && pwd)
+TREE_2026=nvidia-2026/compute/cuda/repos # below www/
 PY=${E2E_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
-# DKMS's BUILD_EXCLUSIVE_KERNEL: the builds here support kernels up to 6.11; on a newer one DKMS
-# skips the build, the install succeeds and the module never loads (e2e 15).
-DRIVER_KERNELS='^(4\.|5\.|6\.([0-9]|1[01])\.)'
 
 # One python process builds them all (mirror/apt_debs.py: the payloads are payload.sh's and
 # stubs/nvidia-smi, the DKMS packages' postinst builds the module with lib/dkms-standin, as the
@@ -387,12 +473,25 @@ index_pad() {
         printf 'Description: CUBLAS native runtime libraries\n CUBLAS native runtime libraries\n\n'
     done
 }
-CUDA_ALL=('cuda-toolkit-*' 'cuda-12-*' 'cuda-13-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+# The legacy tree: exactly the packages it always served (the CUDA 13 builds below are the 2026
+# tree's, so the globs name CUDA 12 where a bare glob would now catch them too).
+CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-12-*' 'cuda-12-*'
+    'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+if ((${MIRROR_SCALE:-1} > 1)); then CUDA_ALL+=('libnccl*-benchfill-*'); fi # bench: NCCL's fillers, as 'libnccl*' took them
 for slug in debian12 ubuntu2204; do
-    mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "@$slug" "${CUDA_ALL[@]}"
+    mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
 done
 # ubuntu2404 starts at CUDA 12.5 (reference 2.5): no 12.4 toolkit there.
-mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" @ubuntu2404 \
+mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
+    'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.5*' \
+    'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
+# The 2026 tree: the recorded driver graph (@SLUG) and the same toolkits and libraries plus CUDA 13.0,
+# cuDNN for CUDA 13 and NCCL +cuda13.0; no legacy driver package.
+CUDA_2026=('cuda-toolkit-*' 'cuda-12-*' 'cuda-13-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+for slug in debian12 ubuntu2204; do
+    mkrepo "$TREE_2026/$slug/x86_64" "NVIDIA CUDA" "@$slug" "${CUDA_2026[@]}"
+done
+mkrepo "$TREE_2026/ubuntu2404/x86_64" "NVIDIA CUDA" @ubuntu2404 \
     'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
     'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
@@ -411,9 +510,9 @@ mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' '
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 
-for slug in debian12 ubuntu2204 ubuntu2404; do
-    gpg_q --armor --export "$FPR" >"$OUT/www/compute/cuda/repos/$slug/x86_64/3bf863cc.pub"
-    gpg_q --armor --export "$WRONG" >"$OUT/www/compute/cuda/repos/$slug/x86_64/wrong-key.pub"
+for dir in compute/cuda/repos/{debian12,ubuntu2204,ubuntu2404}/x86_64 "$TREE_2026"/{debian12,ubuntu2204,ubuntu2404}/x86_64; do
+    gpg_q --armor --export "$FPR" >"$OUT/www/$dir/3bf863cc.pub"
+    gpg_q --armor --export "$WRONG" >"$OUT/www/$dir/wrong-key.pub"
 done
 docker_repo
 gpg_q --armor --export "$FPR" >"$OUT/www/libnvidia-container/gpgkey"

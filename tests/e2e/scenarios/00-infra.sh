@@ -20,42 +20,32 @@ Suites: /
 Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg
 SRC
 check "apt-get update against the HTTPS mirror" in_root "$ROOT" 120 apt-get -q update
-# NVIDIA's Debian shape ([F1], tests/fixtures/nvidia-repos/debian12): cuda-drivers-580 depends
-# floor-only, so without a pin apt completes it with the newest branch's parts.
-sim=$(in_root "$ROOT" 60 apt-get -s install cuda-drivers-580 2>&1 | sed -n 's/^Inst nvidia-driver (\([^ ]*\) .*/\1/p')
-assert_eq "without a pin, cuda-drivers-580 pulls 595's nvidia-driver" "$E2E_D595-1" "$sim"
-deps=$(in_root "$ROOT" 10 apt-cache show "cuda-drivers-580=$E2E_D580_OLDER-1" | sed -n 's/^Depends: //p')
-assert_eq "cuda-drivers-580 $E2E_D580_OLDER-1 depends with >= (verbatim from [F1])" \
-    "nvidia-driver (>= 580.65.06), nvidia-driver-cuda (>= 580.65.06), nvidia-kernel-dkms (>= 580.65.06), nvidia-settings (>= 580.65.06), nvidia-xconfig (>= 580.65.06)" "$deps"
-# The pin, in its own transaction first (NVIDIA's guide): its preferences file holds the branch,
-# and the older meta still gets the branch's newest build.
-check "apt-get install nvidia-driver-pinning-580" in_root "$ROOT" 120 apt-get -q -y install nvidia-driver-pinning-580
-check "the pin file is in preferences.d" grep -qx 'Pin: version 580\.\*' "$ROOT/etc/apt/preferences.d/nvidia-driver-pin"
-sim=$(in_root "$ROOT" 60 apt-get -s install "cuda-drivers-580=$E2E_D580_OLDER-1" 2>&1 | sed -n 's/^Inst nvidia-driver (\([^ ]*\) .*/\1/p')
-assert_eq "under the 580 pin apt pairs the older meta with the branch's newest driver build" "$E2E_D580-1" "$sim"
-check "apt-get install cuda-toolkit-12-4 cuda-toolkit-13-0 cuda-drivers-580" \
-    in_root "$ROOT" 180 apt-get -q -y -o DPkg::Lock::Timeout=60 install cuda-toolkit-12-4 cuda-toolkit-13-0 cuda-drivers-580
+# The legacy tree (docs/e2e.md) carries none of the recorded graph's packages.
+assert_eq "legacy tree: no recorded package (pinning, unsuffixed names)" "" \
+    "$(in_root "$ROOT" 30 apt-cache pkgnames | grep -E '^(nvidia-driver-pinning|nvidia-open$|nvidia-driver$|nvidia-kernel-open-dkms$)' || true)"
+# NVIDIA's shape: the branch meta depends with >=, so apt pairs an older meta with the newest driver.
+sim=$(in_root "$ROOT" 60 apt-get -s install "cuda-drivers-550=$E2E_DRIVER_OLDER-1" 2>&1 | sed -n 's/^Inst nvidia-driver-550 .*(\([^ ]*\) .*/\1/p')
+assert_eq "apt pairs the older meta with the newest driver build" "$E2E_DRIVER_VERSION-1" "$sim"
+check "apt-get install cuda-toolkit-12-4 cuda-drivers-550" \
+    in_root "$ROOT" 180 apt-get -q -y -o DPkg::Lock::Timeout=60 install cuda-toolkit-12-4 cuda-drivers-550
 assert_pkg cuda-toolkit-12-4 12.4.1-1
-assert_pkg cuda-toolkit-13-0 13.0.2-1
-assert_pkg cuda-drivers-580 "$E2E_D580-1"
-for p in nvidia-driver nvidia-driver-cuda nvidia-kernel-dkms nvidia-kernel-support libcuda1 nvidia-smi nvidia-persistenced; do
-    assert_pkg "$p" "$E2E_D580-1"
-done
+assert_pkg cuda-drivers-550 "$E2E_DRIVER_VERSION-1"
+assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
 assert_no_pkg cuda-drivers
-assert_no_pkg nvidia-kernel-open-dkms
+# ... because the meta depends with >=.
+deps=$(in_root "$ROOT" 10 apt-cache show "cuda-drivers-550=$E2E_DRIVER_OLDER-1" | sed -n 's/^Depends: //p')
+assert_eq "cuda-drivers-550 $E2E_DRIVER_OLDER depends with >=" "nvidia-driver-550 (>= $E2E_DRIVER_OLDER)" "$deps"
 
 # The module: installed, not loaded; DKMS built it for the running kernel; modprobe loads it.
 check "no module loaded by the install" test ! -e "$ROOT/proc/driver/nvidia/version"
-assert_eq "dkms status" "nvidia/$E2E_D580, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
+assert_eq "dkms status" "nvidia/$E2E_DRIVER_VERSION, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
 check "modprobe nvidia loads the built module" in_root "$ROOT" 10 modprobe nvidia
-check "loaded module is the installed build, proprietary" grep -q "x86_64 Kernel Module  $E2E_D580 " "$ROOT/proc/driver/nvidia/version"
+check "loaded module is the installed build" grep -q "Kernel Module  $E2E_DRIVER_VERSION " "$ROOT/proc/driver/nvidia/version"
 
 out=$(in_root "$ROOT" 10 /usr/local/cuda-12.4/bin/nvcc --version)
 assert_eq "nvcc release line" "Cuda compilation tools, release 12.4, V12.4.131" "$(sed -n 4p <<<"$out")"
-out=$(in_root "$ROOT" 10 /usr/local/cuda-13.0/bin/nvcc --version)
-assert_eq "nvcc 13.0 release line" "Cuda compilation tools, release 13.0, V13.0.88" "$(sed -n 4p <<<"$out")"
 out=$(in_root "$ROOT" 10 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader,nounits)
-assert_eq "nvidia-smi query, 4 GPUs" "3, NVIDIA A100-SXM4-80GB, $E2E_D580, 81920" "$(sed -n 4p <<<"$out")"
+assert_eq "nvidia-smi query, 4 GPUs" "3, NVIDIA A100-SXM4-80GB, $E2E_DRIVER_VERSION, 81920" "$(sed -n 4p <<<"$out")"
 check "nvidia-smi topo -m is TAB separated with NV12" grep -qP '^GPU0\t X \tNV12\t' <(in_root "$ROOT" 10 nvidia-smi topo -m)
 
 # Stand-ins against the real samples in tests/fixtures/e2e (byte-exact where a sample exists).
@@ -95,6 +85,23 @@ rc=$?
 set -e
 assert_eq "nvidia-smi exit code without driver" 9 "$rc"
 assert_eq "nvidia-smi driver-not-loaded message = real sample" "$(cat "$FX/nvidia-smi/driver-not-loaded.txt")" "$(head -n 1 <<<"$out")"
+
+# The second tree (docs/e2e.md): the recorded 2026 graph under nvidia-2026/, signed with the same
+# key. Fetched over HTTPS inside the root and verified with the key apt trusts; its index lists
+# the recorded pinning package and none of the legacy stand-ins. Scenario 29 checks it in full.
+for slug in debian12 ubuntu2204 ubuntu2404; do
+    base=$(mirror_url "$E2E_TREE_2026/$slug/x86_64")
+    rm -f "$ROOT/tmp/InRelease-2026" "$ROOT/tmp/Packages-2026"
+    # shellcheck disable=SC2016 # $1 is sh -c's
+    check "2026 tree, $slug: InRelease and Packages served" in_root "$ROOT" 30 sh -c \
+        '/usr/lib/apt/apt-helper download-file "$1/InRelease" /tmp/InRelease-2026 && /usr/lib/apt/apt-helper download-file "$1/Packages" /tmp/Packages-2026' \
+        sh "$base"
+    check "2026 tree, $slug: InRelease signed by the mirror's key" \
+        in_root "$ROOT" 10 gpgv --keyring /usr/share/keyrings/cuda-archive-keyring.gpg /tmp/InRelease-2026
+    check "2026 tree, $slug: the recorded pinning package is listed" grep -qx 'Package: nvidia-driver-pinning-580' "$ROOT/tmp/Packages-2026"
+    check "2026 tree, $slug: no legacy stand-in listed" test -z "$(grep -E '^Package: (cuda-drivers|nvidia-driver)-(535|550|560)$' "$ROOT/tmp/Packages-2026")"
+done
+rm -f "$ROOT/tmp/InRelease-2026" "$ROOT/tmp/Packages-2026"
 
 # Fault injection reaches apt.
 mirror_fault 'debian12/x86_64/InRelease$' 500

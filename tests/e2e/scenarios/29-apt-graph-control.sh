@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # e2e-timeout: 600
-# (29) The mirror's NVIDIA driver graph behaves as NVIDIA's repositories do, asked of plain apt and
-# dpkg (no gpuprov), with the stand-in .debs really installed: the index carries exactly the
-# recorded control fields (tests/fixtures/nvidia-repos); on an Ubuntu 24.04-shaped root there is no
-# cuda-drivers-595, the pinning package holds nvidia-open on its branch (620 published), an unpinned
-# nvidia-open=595.x takes 620's driver (the floor-only trap), nvidia-open-580 conflicts with
-# cuda-drivers-580, the 580 pin resolves nvidia-fabricmanager-580 to nvidia-fabricmanager 580.x, and
-# the open modules build and load; on a Debian 12 root cuda-drivers-580 takes 595 without a pin
-# ([F1]) and stays on 580 with one. The same claims, on the index alone, are ctest
-# nvidia_repo_fixtures_apt_graph.
+# (29) The mirror's recorded 2026 driver graph (its nvidia-2026/ tree, docs/e2e.md) behaves as
+# NVIDIA's repositories do, asked of plain apt and dpkg (no gpuprov), with the stand-in .debs
+# really installed: the index carries exactly the recorded control fields
+# (tests/fixtures/nvidia-repos); on an Ubuntu 24.04-shaped root there is no cuda-drivers-595, the
+# pinning package holds nvidia-open on its branch (620 published), an unpinned nvidia-open=595.x
+# takes 620's driver (the floor-only trap), nvidia-open-580 conflicts with cuda-drivers-580, the
+# 580 pin resolves nvidia-fabricmanager-580 to nvidia-fabricmanager 580.x, and the open modules
+# build and load; on a Debian 12 root cuda-drivers-580 takes 595 without a pin ([F1]) and stays on
+# 580 with one. The same claims, on the index alone, are ctest nvidia_repo_fixtures_apt_graph.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -18,7 +18,7 @@ FIXTURES=$REPO_ROOT/tests/fixtures/nvidia-repos
 # --- the served index is the record ------------------------------------------------------------
 # Every fixture stanza is in the slug's Packages with exactly its control fields (X- stripped),
 # and the index has no other NVIDIA driver package.
-report=$("$E2E_PYTHON" - "$FIXTURES" "$MIRROR_DIR/www/compute/cuda/repos" <<'PY'
+report=$("$E2E_PYTHON" - "$FIXTURES" "$MIRROR_DIR/www/$E2E_TREE_2026" <<'PY'
 import os, sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.environ["E2E_DIR"], "mirror"))
@@ -47,11 +47,12 @@ while read -r slug n verdict; do
     assert_eq "$slug: the served index carries the $n recorded stanzas exactly" exact "$verdict"
 done <<<"$report"
 
-# use_repo ROOT SLUG: NVIDIA's repository as the guide sets it up (deb822, Signed-By the key).
+# use_repo ROOT SLUG: NVIDIA's repository (the mirror's 2026 tree) as the guide sets it up (deb822,
+# Signed-By the key).
 use_repo() {
-    gpg --dearmor <"$MIRROR_DIR/www/compute/cuda/repos/$2/x86_64/3bf863cc.pub" >"$1/usr/share/keyrings/cuda-archive-keyring.gpg"
+    gpg --dearmor <"$MIRROR_DIR/www/$E2E_TREE_2026/$2/x86_64/3bf863cc.pub" >"$1/usr/share/keyrings/cuda-archive-keyring.gpg"
     printf 'Types: deb\nURIs: %s\nSuites: /\nSigned-By: /usr/share/keyrings/cuda-archive-keyring.gpg\n' \
-        "$(mirror_url "compute/cuda/repos/$2/x86_64/")" >"$1/etc/apt/sources.list.d/cuda.sources"
+        "$(mirror_url "$E2E_TREE_2026/$2/x86_64/")" >"$1/etc/apt/sources.list.d/cuda.sources"
     check "$2: apt-get update against the signed index" in_root "$1" 120 apt-get -q update
 }
 apt_sim() { in_root "$ROOT" 60 apt-get -s -o APT::Get::Show-Versions=1 "$@" 2>&1 || true; }
