@@ -6,11 +6,25 @@ MIRROR_PORT=${MIRROR_PORT:-}
 MIRROR_PID=${MIRROR_PID:-}
 # The server must run on the system python (stdlib only); pyenv shims can be absent in CI.
 E2E_PYTHON=${E2E_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
-# Driver builds mirror/build.sh publishes (scenario 00 checks apt agrees): branch 550's newest
-# and older build, branch 535's newest.
+# Two driver graphs on the one mirror (docs/e2e.md). The legacy tree, compute/cuda/repos/<slug>/,
+# carries the hand-written stand-ins (mirror/build.sh driver_build), which most scenarios use:
+# branch 550's newest and older build, branch 535's newest (scenario 00 checks apt agrees).
 E2E_DRIVER_VERSION=550.90.07
 E2E_DRIVER_OLDER=550.54.15
 E2E_DRIVER_535=535.183.01
+# The 2026 tree, $E2E_TREE_2026/<slug>/, carries NVIDIA's recorded graph (tests/fixtures/nvidia-repos;
+# scenarios 29 and 43 and profiles/e2e-2026.yaml.in use it), the newest and the older build per
+# branch. Ubuntu (ubuntu2404; ubuntu2204 has 580, 595 and 610): revisions <version>-1ubuntu1, fabric
+# manager/NSCQ/IMEX at <version>-1 on 580 and -1ubuntu1 from 595; branch 620 is published only to
+# prove nothing drifts to it.
+E2E_TREE_2026=nvidia-2026/compute/cuda/repos
+E2E_U580=580.159.04 E2E_U580_OLDER=580.126.16
+E2E_U595=595.91.07 E2E_U595_OLDER=595.71.05
+E2E_U610=610.57.04 E2E_U610_OLDER=610.43.02
+E2E_U620=620.70.06
+# debian12 (Debian's names, revisions <version>-1; nothing newer than 595 there).
+E2E_D580=580.126.16 E2E_D580_OLDER=580.105.08
+E2E_D595=595.91.07 E2E_D595_OLDER=595.71.05
 
 mirror_build() { # OUTDIR: the apt half, then the rpm half signed with the same throwaway key
     bash "$E2E_DIR/mirror/build.sh" "$1" >&2 &&

@@ -172,15 +172,42 @@ driver_build 560 560.35.03 12.6
 # The floating meta-package tracks the newest branch (so installing it would be the wrong branch).
 mkdeb cuda-drivers 560.35.03-1 "cuda-drivers-560 (>= 560.35.03)" "CUDA Driver meta-package"
 
+# --- the recorded 2026 driver graph: NVIDIA's indexes, served under nvidia-2026/ ----------------
+# Two driver graphs live on this mirror, each in its own tree (docs/e2e.md):
+#   compute/cuda/repos/<slug>/x86_64/              the legacy hand-written stand-ins above
+#                                                  (535/550/560, CUDA 12.x), which most scenarios use
+#   nvidia-2026/compute/cuda/repos/<slug>/x86_64/  the recorded graph below (580 suffixed and
+#                                                  595/610/620 unsuffixed, pinning packages, CUDA 13.0)
+# Same signing key, same TLS; the recorded .debs live in pool/<hash>/, so the legacy globs
+# (pool/<name>*) never pick them up.
+# Every NVIDIA driver package (metas, drivers, DKMS sources, libraries, pinning packages, fabric
+# manager, NSCQ, IMEX) comes from tests/fixtures/nvidia-repos/<slug>/Packages: the .deb carries
+# exactly the recorded control fields (our X- fields stripped), and its X-Payload says which
+# stand-in files it installs. One .deb per recorded stanza, shared by the slugs that list it. The
+# fixtures' README says where each stanza comes from.
+FIXTURES=$(cd "$HERE/../../fixtures/nvidia-repos" && pwd)
+TREE_2026=nvidia-2026/compute/cuda/repos # below www/
+PY=${E2E_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+
+# One python process builds them all (mirror/apt_debs.py: the payloads are payload.sh's and
+# stubs/nvidia-smi, the DKMS packages' postinst builds the module with lib/dkms-standin, as the
+# hand-written driver packages did) and says which .debs each slug's repository lists (mkrepo @SLUG).
+"$PY" "$HERE/apt_debs.py" build "$FIXTURES" "$OUT/pool" "$DRIVER_KERNELS" >"$OUT/stage/fixtures.plan"
+for slug in ubuntu2404 ubuntu2204 debian12; do
+    sed -n "s|^REPO $slug ||p" "$OUT/stage/fixtures.plan" >"$OUT/stage/fixtures.$slug"
+done
+
 # --- CUDA toolkits ----------------------------------------------------------------------------
-toolkit() { # X.Y FULL NVCC_VERSION
-    local xy=$1 full=$2 dash=${1/./-} pv="$2-1"
+# toolkit X.Y FULL NVCC_VERSION DRIVER_FLOOR: cuda-toolkit-X-Y (no driver) and cuda-X-Y, which
+# pulls `cuda-drivers (>= floor)` as NVIDIA's cuda-runtime-X-Y does (reference §C).
+toolkit() {
+    local xy=$1 full=$2 dash=${1/./-} pv="$2-1" floor=$4 major=${1%%.*}
     local name="cuda-toolkit-$dash"
     payload_nvcc "$xy" | put "$name" "$pv" "/usr/local/cuda-$xy/bin/nvcc" 0755
     payload_cuda_version_json "$full" "$3" | put "$name" "$pv" "/usr/local/cuda-$xy/version.json" 0644
     mkdir -p "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64"
-    mkso libcudart.so.12 "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$3"
-    ln -sf "libcudart.so.$3" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.12"
+    mkso "libcudart.so.$major" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$3"
+    ln -sf "libcudart.so.$3" "$(pkgdir "$name" "$pv")/root/usr/local/cuda-$xy/lib64/libcudart.so.$major"
     local prio=${dash//-/}
     # Real toolkits register /usr/local/cuda via update-alternatives. Optional slowness for the
     # kill -9 scenario: when /tmp/e2e-slow exists the postinst announces itself and sleeps 8 s.
@@ -193,7 +220,7 @@ if [ "\$1" = configure ]; then
         sleep 8
     fi
     update-alternatives --install /usr/local/cuda cuda /usr/local/cuda-$xy $prio
-    update-alternatives --install /usr/local/cuda-12 cuda-12 /usr/local/cuda-$xy $prio
+    update-alternatives --install /usr/local/cuda-$major cuda-$major /usr/local/cuda-$xy $prio
 fi
 exit 0
 POSTINST
@@ -202,24 +229,40 @@ POSTINST
 set -e
 if [ "\$1" = remove ] || [ "\$1" = deconfigure ]; then
     update-alternatives --remove cuda /usr/local/cuda-$xy || true
-    update-alternatives --remove cuda-12 /usr/local/cuda-$xy || true
+    update-alternatives --remove cuda-$major /usr/local/cuda-$xy || true
 fi
 exit 0
 PRERM
     mkdeb "$name" "$pv" "" "CUDA Toolkit $xy meta-package" "multiverse/metapackages"
-    mkdeb "cuda-$dash" "$pv" "cuda-toolkit-$dash (= $pv), cuda-drivers (>= 550.54.15)" "CUDA $xy meta-package (toolkit and driver)" "multiverse/metapackages"
+    mkdeb "cuda-$dash" "$pv" "cuda-toolkit-$dash (= $pv), cuda-drivers (>= $floor)" "CUDA $xy meta-package (toolkit and driver)" "multiverse/metapackages"
 }
-toolkit 12.2 12.2.2 12.2.140
-toolkit 12.4 12.4.1 12.4.131
-toolkit 12.5 12.5.1 12.5.82
+toolkit 12.2 12.2.2 12.2.140 550.54.15
+toolkit 12.4 12.4.1 12.4.131 550.54.15
+toolkit 12.5 12.5.1 12.5.82 550.54.15
+# CUDA 13.0 Update 2: cuda-toolkit-13-0 13.0.2-1 with nvcc V13.0.88 (several installs pin exactly
+# this pair, code ids 40789239649, 69842786691, 70078694079; 13.0.3-1 also exists, [C-sbsa]);
+# CUDA 13.0 needs driver >= 580.65.06 (nvidia-facts.md §1; the floor of cuda-13-0 INFERRED from
+# cuda-runtime-11-8's `cuda-drivers (>= 520.61.05)`, reference §C).
+toolkit 13.0 13.0.2 13.0.88 580.65.06
 
 # --- cuDNN 9 ----------------------------------------------------------------------------------
-CUDNN=9.1.0.70-1
-lib libcudnn9-cuda-12 "$CUDNN" libcudnn.so.9 libcudnn.so.9.1.0
-mkdeb libcudnn9-cuda-12 "$CUDNN" "" "cuDNN runtime libraries for CUDA 12" "multiverse/libs"
-put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_version_v9.h 0644 <<'HDR'
+# cudnn_build CUDA-MAJOR VERSION: libcudnn9-cuda-M, libcudnn9-dev-cuda-M and the cudnn9-cuda-M meta
+# (reference §C, [C30]). 9.1.0.70-1 for CUDA 12 (nvidia-facts.md §4); 9.15.0.58-1 for CUDA 13,
+# installed beside cuda=13.0.2-1 and libnccl2 +cuda13.0 in code id 10982805149 (also seen:
+# 9.16.0.29-1, 9.17.1.4-1).
+cudnn_build() {
+    local m=$1 v=$2 up=${2%-*} other=""
+    local mj=${up%%.*} mn patch
+    mn=${up#*.} && mn=${mn%%.*}
+    patch=${up#*.*.} && patch=${patch%%.*}
+    # The CUDA 12 and CUDA 13 builds install the same files (libcudnn.so.9, the header names and
+    # their alternative): one or the other (INFERRED from the shared paths).
+    if [[ $m != 12 ]]; then other=libcudnn9-cuda-12; fi
+    lib "libcudnn9-cuda-$m" "$v" libcudnn.so.9 "libcudnn.so.$mj.$mn.$patch"
+    EXTRA_FIELDS=${other:+Conflicts: $other} mkdeb "libcudnn9-cuda-$m" "$v" "" "cuDNN runtime libraries for CUDA $m" "multiverse/libs"
+    put "libcudnn9-dev-cuda-$m" "$v" /usr/include/x86_64-linux-gnu/cudnn_version_v9.h 0644 <<HDR
 /*
- * gpuprov e2e stand-in for cudnn_version.h (cuDNN 9.1.0); the define block has the real format.
+ * gpuprov e2e stand-in for cudnn_version.h (cuDNN $mj.$mn.$patch); the define block has the real format.
  */
 
 /**
@@ -229,9 +272,9 @@ put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_version_v
 #ifndef CUDNN_VERSION_H_
 #define CUDNN_VERSION_H_
 
-#define CUDNN_MAJOR 9
-#define CUDNN_MINOR 1
-#define CUDNN_PATCHLEVEL 0
+#define CUDNN_MAJOR $mj
+#define CUDNN_MINOR $mn
+#define CUDNN_PATCHLEVEL $patch
 
 #define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)
 
@@ -241,11 +284,11 @@ put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_version_v
 
 #endif /* CUDNN_VERSION_H */
 HDR
-put libcudnn9-dev-cuda-12 "$CUDNN" /usr/include/x86_64-linux-gnu/cudnn_v9.h 0644 <<'HDR'
+    put "libcudnn9-dev-cuda-$m" "$v" /usr/include/x86_64-linux-gnu/cudnn_v9.h 0644 <<'HDR'
 /* gpuprov e2e stand-in for cudnn.h */
 #include "cudnn_version.h"
 HDR
-script libcudnn9-dev-cuda-12 "$CUDNN" postinst <<'POSTINST'
+    script "libcudnn9-dev-cuda-$m" "$v" postinst <<'POSTINST'
 #!/bin/sh
 set -e
 if [ "$1" = configure ]; then
@@ -254,34 +297,43 @@ if [ "$1" = configure ]; then
 fi
 exit 0
 POSTINST
-script libcudnn9-dev-cuda-12 "$CUDNN" prerm <<'PRERM'
+    script "libcudnn9-dev-cuda-$m" "$v" prerm <<'PRERM'
 #!/bin/sh
 set -e
 if [ "$1" = remove ]; then update-alternatives --remove libcudnn /usr/include/x86_64-linux-gnu/cudnn_v9.h || true; fi
 exit 0
 PRERM
-mkdeb libcudnn9-dev-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN)" "cuDNN development headers and symlinks for CUDA 12" "multiverse/libdevel"
-mkdeb cudnn9-cuda-12 "$CUDNN" "libcudnn9-cuda-12 (= $CUDNN), libcudnn9-dev-cuda-12 (= $CUDNN)" "cuDNN 9 for CUDA 12 meta-package" "multiverse/metapackages"
+    EXTRA_FIELDS=${other:+Conflicts: libcudnn9-dev-cuda-12} mkdeb "libcudnn9-dev-cuda-$m" "$v" "libcudnn9-cuda-$m (= $v)" \
+        "cuDNN development headers and symlinks for CUDA $m" "multiverse/libdevel"
+    mkdeb "cudnn9-cuda-$m" "$v" "libcudnn9-cuda-$m (= $v), libcudnn9-dev-cuda-$m (= $v)" "cuDNN 9 for CUDA $m meta-package" "multiverse/metapackages"
+}
+cudnn_build 12 9.1.0.70-1
+cudnn_build 13 9.15.0.58-1
 
-# --- NCCL: same upstream version, one build per CUDA minor (the +cuda12.5 build sorts higher) -
-for cu in 12.2 12.4 12.5; do
-    v="2.21.5-1+cuda$cu"
-    lib libnccl2 "$v" libnccl.so.2 libnccl.so.2.21.5
+# --- NCCL: one build per CUDA minor (the +cuda12.5 build sorts higher) ------------------------
+# 2.21.5 for CUDA 12.x; 2.27.7-1+cuda13.0 for CUDA 13.0 (reference §C, [C33]).
+nccl_build() { # UPSTREAM CUDA-X.Y
+    local v="$1-1+cuda$2" mj=${1%%.*} mn patch
+    mn=${1#*.} && mn=${mn%%.*}
+    patch=${1##*.}
+    lib libnccl2 "$v" libnccl.so.2 "libnccl.so.$1"
     mkdeb libnccl2 "$v" "" "NVIDIA Collective Communication Library (NCCL) Runtime" "multiverse/libs"
-    put libnccl-dev "$v" /usr/include/nccl.h 0644 <<'HDR'
+    put libnccl-dev "$v" /usr/include/nccl.h 0644 <<HDR
 /* gpuprov e2e stand-in for nccl.h */
 #ifndef NCCL_H_
 #define NCCL_H_
-#define NCCL_MAJOR 2
-#define NCCL_MINOR 21
-#define NCCL_PATCH 5
+#define NCCL_MAJOR $mj
+#define NCCL_MINOR $mn
+#define NCCL_PATCH $patch
 #define NCCL_SUFFIX ""
-#define NCCL_VERSION_CODE 22105
+#define NCCL_VERSION_CODE $((mj * 10000 + mn * 100 + patch))
 #define NCCL_VERSION(X,Y,Z) (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
 #endif
 HDR
     mkdeb libnccl-dev "$v" "libnccl2 (= $v)" "NVIDIA Collective Communication Library (NCCL) Development Files" "multiverse/libdevel"
-done
+}
+for cu in 12.2 12.4 12.5; do nccl_build 2.21.5 "$cu"; done
+nccl_build 2.27.7 13.0
 
 # --- TensorRT 10: one version string for the whole set, one build per CUDA minor --------------
 # 10.4.0.26 has a +cuda12.2 and a higher-sorting +cuda12.5 build; 10.5.0.18 only +cuda12.5. For a
@@ -382,12 +434,16 @@ printf '%s\n' "$FPR" >"$OUT/fingerprint"
 printf '%s\n' "$WRONG" >"$OUT/wrong-fingerprint"
 
 # --- repositories ------------------------------------------------------------------------------
-mkrepo() { # DIR LABEL PACKAGE-GLOBS...
+mkrepo() { # DIR LABEL PACKAGE-GLOBS... (@SLUG: the .debs that slug's driver fixtures list)
     local dir="$OUT/www/$1" label=$2
     shift 2
     mkdir -p "$dir"
     local g f
     for g in "$@"; do
+        if [[ $g == @* ]]; then
+            while read -r f; do ln "$OUT/pool/$f" "$dir/"; done <"$OUT/stage/fixtures.${g#@}"
+            continue
+        fi
         for f in "$OUT"/pool/$g; do ln "$f" "$dir/"; done
     done
     (
@@ -417,15 +473,27 @@ index_pad() {
         printf 'Description: CUBLAS native runtime libraries\n CUBLAS native runtime libraries\n\n'
     done
 }
-CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-*' 'cuda-12-*'
-    'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+# The legacy tree: exactly the packages it always served (the CUDA 13 builds below are the 2026
+# tree's, so the globs name CUDA 12 where a bare glob would now catch them too).
+CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-12-*' 'cuda-12-*'
+    'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+if ((${MIRROR_SCALE:-1} > 1)); then CUDA_ALL+=('libnccl*-benchfill-*'); fi # bench: NCCL's fillers, as 'libnccl*' took them
 for slug in debian12 ubuntu2204; do
     mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
 done
 # ubuntu2404 starts at CUDA 12.5 (reference 2.5): no 12.4 toolkit there.
 mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
-    'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
+    'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.5*' \
     'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
+# The 2026 tree: the recorded driver graph (@SLUG) and the same toolkits and libraries plus CUDA 13.0,
+# cuDNN for CUDA 13 and NCCL +cuda13.0; no legacy driver package.
+CUDA_2026=('cuda-toolkit-*' 'cuda-12-*' 'cuda-13-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+for slug in debian12 ubuntu2204; do
+    mkrepo "$TREE_2026/$slug/x86_64" "NVIDIA CUDA" "@$slug" "${CUDA_2026[@]}"
+done
+mkrepo "$TREE_2026/ubuntu2404/x86_64" "NVIDIA CUDA" @ubuntu2404 \
+    'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
+    'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
 mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
 # The debian12 CUDA index signed the two ways apt refuses (scenario 28, served in place of
@@ -442,9 +510,9 @@ mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' '
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 
-for slug in debian12 ubuntu2204 ubuntu2404; do
-    gpg_q --armor --export "$FPR" >"$OUT/www/compute/cuda/repos/$slug/x86_64/3bf863cc.pub"
-    gpg_q --armor --export "$WRONG" >"$OUT/www/compute/cuda/repos/$slug/x86_64/wrong-key.pub"
+for dir in compute/cuda/repos/{debian12,ubuntu2204,ubuntu2404}/x86_64 "$TREE_2026"/{debian12,ubuntu2204,ubuntu2404}/x86_64; do
+    gpg_q --armor --export "$FPR" >"$OUT/www/$dir/3bf863cc.pub"
+    gpg_q --armor --export "$WRONG" >"$OUT/www/$dir/wrong-key.pub"
 done
 docker_repo
 gpg_q --armor --export "$FPR" >"$OUT/www/libnvidia-container/gpgkey"

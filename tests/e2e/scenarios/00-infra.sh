@@ -21,6 +21,9 @@ Suites: /
 Signed-By: /usr/share/keyrings/cuda-archive-keyring.gpg
 SRC
 check "apt-get update against the HTTPS mirror" in_root "$ROOT" 120 apt-get -q update
+# The legacy tree (docs/e2e.md) carries none of the recorded graph's packages.
+assert_eq "legacy tree: no recorded package (pinning, unsuffixed names)" "" \
+    "$(in_root "$ROOT" 30 apt-cache pkgnames | grep -E '^(nvidia-driver-pinning|nvidia-open$|nvidia-driver$|nvidia-kernel-open-dkms$)' || true)"
 # NVIDIA's shape: the branch meta depends with >=, so apt pairs an older meta with the newest driver.
 sim=$(in_root "$ROOT" 60 apt-get -s install "cuda-drivers-550=$E2E_DRIVER_OLDER-1" 2>&1 | sed -n 's/^Inst nvidia-driver-550 .*(\([^ ]*\) .*/\1/p')
 assert_eq "apt pairs the older meta with the newest driver build" "$E2E_DRIVER_VERSION-1" "$sim"
@@ -83,6 +86,23 @@ rc=$?
 set -e
 assert_eq "nvidia-smi exit code without driver" 9 "$rc"
 assert_eq "nvidia-smi driver-not-loaded message = real sample" "$(cat "$FX/nvidia-smi/driver-not-loaded.txt")" "$(head -n 1 <<<"$out")"
+
+# The second tree (docs/e2e.md): the recorded 2026 graph under nvidia-2026/, signed with the same
+# key. Fetched over HTTPS inside the root and verified with the key apt trusts; its index lists
+# the recorded pinning package and none of the legacy stand-ins. Scenario 29 checks it in full.
+for slug in debian12 ubuntu2204 ubuntu2404; do
+    base=$(mirror_url "$E2E_TREE_2026/$slug/x86_64")
+    rm -f "$ROOT/tmp/InRelease-2026" "$ROOT/tmp/Packages-2026"
+    # shellcheck disable=SC2016 # $1 is sh -c's
+    check "2026 tree, $slug: InRelease and Packages served" in_root "$ROOT" 30 sh -c \
+        '/usr/lib/apt/apt-helper download-file "$1/InRelease" /tmp/InRelease-2026 && /usr/lib/apt/apt-helper download-file "$1/Packages" /tmp/Packages-2026' \
+        sh "$base"
+    check "2026 tree, $slug: InRelease signed by the mirror's key" \
+        in_root "$ROOT" 10 gpgv --keyring /usr/share/keyrings/cuda-archive-keyring.gpg /tmp/InRelease-2026
+    check "2026 tree, $slug: the recorded pinning package is listed" grep -qx 'Package: nvidia-driver-pinning-580' "$ROOT/tmp/Packages-2026"
+    check "2026 tree, $slug: no legacy stand-in listed" test -z "$(grep -E '^Package: (cuda-drivers|nvidia-driver)-(535|550|560)$' "$ROOT/tmp/Packages-2026")"
+done
+rm -f "$ROOT/tmp/InRelease-2026" "$ROOT/tmp/Packages-2026"
 
 # Fault injection reaches apt.
 mirror_fault 'debian12/x86_64/InRelease$' 500
