@@ -88,10 +88,21 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
     // Units are rendered with the path apply gives them, whichever binary runs plan.
     const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
     auto plan = build_plan(ctx, sys, make_steps(), filter);
-    resolve_transactions(sys, ctx, plan,
-                         {.allow_remove = allow_remove,
-                          .scratch_dir = cache_dir + "/apt-view",
-                          .cache_dir = cache_dir});
+    // With --root, files are read from the image but apt, dpkg and rpm would answer for this
+    // host: a transaction resolved here would be this host's, shown as the image's. None is
+    // shown instead, and the plan says how to get the real one (issue 26 item 13).
+    const bool resolved = !foreign_root(opts);
+    if (resolved) {
+        resolve_transactions(sys, ctx, plan,
+                             {.allow_remove = allow_remove,
+                              .scratch_dir = cache_dir + "/apt-view",
+                              .cache_dir = cache_dir});
+    }
+    const auto unresolved_note = fmt::format(
+        "package transactions not resolved: with --root gpuprov reads {}'s files, but apt, "
+        "dpkg and rpm would answer for this host, not for the image. For the exact "
+        "transaction run gpuprov inside it: chroot {} gpuprov plan {}",
+        opts.root, opts.root, profile_arg);
     if (promise != nullptr) {
         *promise = plan_promise(plan);
     }
@@ -99,12 +110,19 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
     const auto binary = gpuprov_binary_change(sys, running_binary(), plan.changes_pending());
     if (json) {
         auto doc = plan_to_json(plan, facts);
+        doc["transactions_resolved"] = resolved;
+        if (!resolved) {
+            doc["transactions_note"] = unresolved_note;
+        }
         if (binary) {
             doc["gpuprov_binary"] = {{"path", binary->target}, {"detail", binary->detail}};
         }
         std::cout << json_text(doc) << "\n";
     } else {
         std::cout << render_plan_text(plan, facts, opts.color());
+        if (!resolved) {
+            std::cout << "\nNote: " << unresolved_note << "\n";
+        }
         if (binary) {
             std::cout << fmt::format("\napply also installs {}: {}\n", binary->target,
                                      binary->detail);

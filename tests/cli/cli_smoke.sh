@@ -44,6 +44,12 @@ got=$(json_get '",".join(s["id"] for s in d["steps"])' <$scratch/json)
 [[ "$got" == "$order" ]] && ok || bad "plan --json step order: $got"
 got=$(json_get 'all(set(s) >= {"id","status","reason","changes","installs"} for s in d["steps"])' <$scratch/json)
 [[ "$got" == True ]] && ok || bad "plan --json steps lack fields"
+# --root reads the image's files; apt/dpkg/rpm would answer for this host, so no transaction is
+# shown as the image's, and the plan says how to get it (issue 26 item 13).
+got=$(json_get 'd["transactions_resolved"] is False and d["transactions"] == [] and "chroot" in d["transactions_note"]' <$scratch/json)
+[[ "$got" == True ]] && ok || bad "plan --root resolved a transaction with this host's apt: $got"
+"$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nouveau >$scratch/text 2>/dev/null || true
+grep -q "^Note: package transactions not resolved: with --root" $scratch/text && ok || bad "plan --root text lacks the unresolved note"
 # debian-12 fixture has 2x T4, cv-train wants 4x A100: blocked, exit 1 with or without the flag.
 expect_exit 1 "plan blocked on a host without the GPUs" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train
 expect_exit 1 "plan --detailed-exitcode blocked" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --detailed-exitcode
