@@ -156,16 +156,25 @@ wait_one() { # waits for any running scenario and records it
     finish_scenario "$pid" "$rc"
 }
 
+# The shared scenarios first, two at a time, those with their own longer deadline (the long
+# ones) at the head so the other slot works through the rest beside them; then the exclusive
+# ones, each alone. Scenarios are independent, so the order is free.
+long=() shared=() exclusive=()
 for s in "${selected[@]}"; do
-    if grep -q '^# e2e-exclusive' <(head -n 5 "$E2E_DIR/scenarios/$s"); then
-        while ((${#RUNNING_NAME[@]} > 0)); do wait_one; done
-        mirror_clear_faults
-        start_scenario "$s"
-        wait_one
-        continue
-    fi
+    head5=$(head -n 5 "$E2E_DIR/scenarios/$s")
+    if [[ "$head5" == *"# e2e-exclusive"* ]]; then exclusive+=("$s")
+    elif [[ "$head5" == *"# e2e-timeout:"* ]]; then long+=("$s")
+    else shared+=("$s"); fi
+done
+for s in "${long[@]}" "${shared[@]}"; do
     while ((${#RUNNING_NAME[@]} >= JOBS)); do wait_one; done
     start_scenario "$s"
+done
+while ((${#RUNNING_NAME[@]} > 0)); do wait_one; done
+for s in "${exclusive[@]}"; do
+    mirror_clear_faults
+    start_scenario "$s"
+    wait_one
 done
 while ((${#RUNNING_NAME[@]} > 0)); do wait_one; done
 
