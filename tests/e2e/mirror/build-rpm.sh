@@ -246,42 +246,53 @@ POSTUN
     REQ="$name = $full-1"$'\n'"cuda-drivers >= $4" mkrpm "cuda-$dash" none "$full" 1 x86_64 "CUDA $xy meta-package (toolkit and driver)"
 }
 
-cudnn_nccl() {
-    local v=9.1.0.70
-    lib libcudnn9-cuda-12 "$v" 1 /usr/lib64 libcudnn.so.9 libcudnn.so.9.1.0
-    REQ="" mkrpm libcudnn9-cuda-12 none "$v" 1 x86_64 "cuDNN runtime libraries for CUDA 12"
-    put libcudnn9-devel-cuda-12 "$v" 1 /usr/include/cudnn_version_v9.h 0644 <<'HDR'
-/* gpuprov e2e stand-in for cudnn_version.h (cuDNN 9.1.0); the define block has the real format. */
+cudnn() { # VERSION CUDA-MAJOR
+    local v=$1 cu=$2
+    lib "libcudnn9-cuda-$cu" "$v" 1 /usr/lib64 libcudnn.so.9 "libcudnn.so.${v%.*}"
+    REQ="" mkrpm "libcudnn9-cuda-$cu" none "$v" 1 x86_64 "cuDNN runtime libraries for CUDA $cu"
+    put "libcudnn9-devel-cuda-$cu" "$v" 1 /usr/include/cudnn_version_v9.h 0644 <<HDR
+/* gpuprov e2e stand-in for cudnn_version.h (cuDNN ${v%.*}); the define block has the real format. */
 #ifndef CUDNN_VERSION_H_
 #define CUDNN_VERSION_H_
 
 #define CUDNN_MAJOR 9
-#define CUDNN_MINOR 1
-#define CUDNN_PATCHLEVEL 0
+#define CUDNN_MINOR $(cut -d. -f2 <<<"$v")
+#define CUDNN_PATCHLEVEL $(cut -d. -f3 <<<"$v")
 
 #define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)
 
 #endif /* CUDNN_VERSION_H */
 HDR
     # cuDNN 9 rpms put the headers in /usr/include and the versioned copies behind alternatives.
-    scriptlet libcudnn9-devel-cuda-12 "$v" 1 post <<'POST'
+    scriptlet "libcudnn9-devel-cuda-$cu" "$v" 1 post <<'POST'
 alternatives --install /usr/include/cudnn_version.h libcudnn_version_h /usr/include/cudnn_version_v9.h 90
 POST
-    REQ="libcudnn9-cuda-12 = $v-1" mkrpm libcudnn9-devel-cuda-12 none "$v" 1 x86_64 "cuDNN development headers for CUDA 12"
-    REQ="libcudnn9-cuda-12 = $v-1"$'\n'"libcudnn9-devel-cuda-12 = $v-1" mkrpm cudnn9-cuda-12 none "$v" 1 x86_64 "cuDNN 9 for CUDA 12 meta-package"
-    local cu
-    for cu in 12.2 12.4 12.5; do
-        # NVIDIA's rhel repos: libnccl-2.21.5-1+cuda12.4.x86_64 (the CUDA build in the release).
-        lib libnccl 2.21.5 "1+cuda$cu" /usr/lib64 libnccl.so.2 libnccl.so.2.21.5
-        REQ="" mkrpm libnccl none 2.21.5 "1+cuda$cu" x86_64 "NVIDIA Collective Communication Library (NCCL) Runtime"
-        put libnccl-devel 2.21.5 "1+cuda$cu" /usr/include/nccl.h 0644 <<'HDR'
+    REQ="libcudnn9-cuda-$cu = $v-1" mkrpm "libcudnn9-devel-cuda-$cu" none "$v" 1 x86_64 "cuDNN development headers for CUDA $cu"
+    REQ="libcudnn9-cuda-$cu = $v-1"$'\n'"libcudnn9-devel-cuda-$cu = $v-1" mkrpm "cudnn9-cuda-$cu" none "$v" 1 x86_64 "cuDNN 9 for CUDA $cu meta-package"
+}
+
+nccl() { # VERSION CUDA-X.Y
+    local v=$1 cu=$2
+    # NVIDIA's rhel repos: libnccl-2.21.5-1+cuda12.4.x86_64 (the CUDA build in the release).
+    lib libnccl "$v" "1+cuda$cu" /usr/lib64 libnccl.so.2 "libnccl.so.$v"
+    REQ="" mkrpm libnccl none "$v" "1+cuda$cu" x86_64 "NVIDIA Collective Communication Library (NCCL) Runtime"
+    put libnccl-devel "$v" "1+cuda$cu" /usr/include/nccl.h 0644 <<HDR
 /* gpuprov e2e stand-in for nccl.h */
-#define NCCL_MAJOR 2
-#define NCCL_MINOR 21
-#define NCCL_PATCH 5
+#define NCCL_MAJOR $(cut -d. -f1 <<<"$v")
+#define NCCL_MINOR $(cut -d. -f2 <<<"$v")
+#define NCCL_PATCH $(cut -d. -f3 <<<"$v")
 HDR
-        REQ="libnccl = 2.21.5-1+cuda$cu" mkrpm libnccl-devel none 2.21.5 "1+cuda$cu" x86_64 "NVIDIA Collective Communication Library (NCCL) Development Files"
-    done
+    REQ="libnccl = $v-1+cuda$cu" mkrpm libnccl-devel none "$v" "1+cuda$cu" x86_64 "NVIDIA Collective Communication Library (NCCL) Development Files"
+}
+
+cudnn_nccl() {
+    cudnn 9.1.0.70 12
+    # CUDA 13: cuDNN 9.19.0.56 (libcudnn9-cuda-13-9.19.0.56-1 beside CUDA 13.0.2, code id 69693825355)
+    # and NCCL 2.27.7+cuda13.0 (reference §C [C33]).
+    cudnn 9.19.0.56 13
+    local cu
+    for cu in 12.2 12.4 12.5; do nccl 2.21.5 "$cu"; done
+    nccl 2.27.7 13.0
 }
 
 container_toolkit() {
@@ -339,7 +350,8 @@ el_host_pkgs() { # RELEASE-NAME RELEASE-VERSION MAJOR KVER-V KVER-R
 sign_rpms() { # DIR KEY-FINGERPRINT
     # rpmsign --addsign; Debian's rpm names gpg2, which bookworm lacks.
     local log="$STAGE/rpmsign.log"
-    find "$1" -name '*.rpm' -print0 | GPG_TTY=/dev/null xargs -0 -r rpmsign --define "__gpg $(command -v gpg)" \
+    # Two rpmsign runs at a time (signing a few hundred stand-ins was a third of a cached build).
+    find "$1" -name '*.rpm' -print0 | GPG_TTY=/dev/null xargs -0 -r -n 40 -P 2 rpmsign --define "__gpg $(command -v gpg)" \
         --define "_gpg_name $2" --addsign >"$log" 2>&1 || { cat "$log" >&2; return 1; }
 }
 
@@ -375,9 +387,13 @@ build_pool() {
     build_fixture "$fx/cuda-$slug-x86_64.txt" "$POOL/$DIST"
     build_fixture "$fx/$DIST-baseos.txt" "$POOL/$DIST-os"
     build_fixture "$fx/$DIST-appstream.txt" "$POOL/$DIST-os"
-    # cuda-X-Y's floor: the newest driver of its CUDA release (12.2 -> 535, 12.4 -> 550, 12.5 -> 555).
+    # cuda-X-Y's floor: the toolkit driver of its CUDA release (12.2 -> 535, 12.4 -> 550, 12.5 -> 555,
+    # 13.0 -> 580.65.06 as src/data/nvidia-matrix.yaml). 13.0.1 is CUDA 13.0 Update 1, whose
+    # components are 13.0.88 (cuda-toolkit-13-0-13.0.1-1 with config-common 13.0.88 in NVIDIA's
+    # amzn2023 repo, code id 70438254377).
     local xy
-    for xy in 12.2:12.2.2:12.2.140:535.104.05 12.4:12.4.1:12.4.131:550.54.15 12.5:12.5.1:12.5.82:555.42.06; do
+    for xy in 12.2:12.2.2:12.2.140:535.104.05 12.4:12.4.1:12.4.131:550.54.15 12.5:12.5.1:12.5.82:555.42.06 \
+        13.0:13.0.1:13.0.88:580.65.06; do
         IFS=: read -r a b c d <<<"$xy"
         toolkit "$a" "$b" "$c" "$d"
     done
@@ -391,7 +407,7 @@ build_pool() {
     mv "$POOL/$DIST"/{kernel-,dkms-,e2e-el-base-,"${RELEASE_PKG[$DIST]}"-}*.rpm "$POOL/$DIST-os/"
     # What each repository publishes (file names), and the module streams of the rhel8/9 repos.
     "${RPMFX[@]}" names "$fx/cuda-$slug-x86_64.txt" >"$POOL/$DIST/cuda.list"
-    pool_files "$POOL/$DIST" 'cuda-toolkit-*' 'cuda-12-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' >>"$POOL/$DIST/cuda.list"
+    pool_files "$POOL/$DIST" 'cuda-toolkit-*' 'cuda-1[23]-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' >>"$POOL/$DIST/cuda.list"
     pool_files "$POOL/$DIST" 'nvidia-container-toolkit*' 'libnvidia-container*' >"$POOL/$DIST/ctk.list"
     { "${RPMFX[@]}" names "$fx/$DIST-baseos.txt" && pool_files "$POOL/$DIST-os" 'kernel-devel-*' 'kernel-headers-*'; } >"$POOL/$DIST-os/baseos.list"
     "${RPMFX[@]}" names "$fx/$DIST-appstream.txt" >"$POOL/$DIST-os/appstream.list"
