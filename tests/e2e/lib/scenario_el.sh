@@ -1,14 +1,16 @@
 # shellcheck shell=bash
 # Per-scenario helpers for the EL scenarios (scenarios/3x-el-*.sh): like lib/scenario.sh, on an
 # EL-shaped root (lib/rootfs_el.sh) with real dnf and rpm against the rpm half of the mirror.
-# EL_OS=rocky-9 (default) or rhel-8 before sourcing picks the host.
+# EL_OS=rocky-9 (default), rocky-10 or rhel-8 before sourcing picks the host (el_use_os switches
+# it within a scenario, for a second root).
 
 EL_OS=${EL_OS:-rocky-9}
 EL_MAJOR=${EL_OS##*-}
 case "$EL_MAJOR" in
     8) SIM_KERNEL=${SIM_KERNEL:-4.18.0-513.5.1.el8_9.x86_64} ;;
     9) SIM_KERNEL=${SIM_KERNEL:-5.14.0-362.24.1.el9_3.x86_64} ;;
-    *) echo "scenario_el.sh: EL_OS=$EL_OS is not rocky-9 or rhel-8" >&2; exit 1 ;;
+    10) SIM_KERNEL=${SIM_KERNEL:-6.12.0-55.27.1.el10_0.x86_64} ;;
+    *) echo "scenario_el.sh: EL_OS=$EL_OS is not rocky-10, rocky-9 or rhel-8" >&2; exit 1 ;;
 esac
 PROFILE_TEMPLATE=e2e-el.yaml.in
 EL_CUDA_KEY=D42D0685.pub
@@ -17,11 +19,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/scenario.sh"
 # shellcheck source=lib/rootfs_el.sh
 source "$E2E_DIR/lib/rootfs_el.sh"
 
+# el_use_os OS: the next el_scenario_begin builds this EL host (rocky-10|rocky-9|rhel-8) in a root
+# of its own, for a scenario that checks two EL majors; the previous root stays until run.sh ends.
+el_use_os() {
+    EL_OS=$1 EL_MAJOR=${1##*-} SIM_KERNEL=$(el_kernel "${1##*-}")
+    [[ -n "$SIM_KERNEL" ]] || die "el_use_os: no simulated kernel for $1"
+    EL_ROOT_NAME=$SCENARIO-$1
+}
+
 # el_scenario_begin clean|nouveau [--no-gpuprov]
 el_scenario_begin() {
     begin_args "$@"
     local mode=$BEGIN_MODE want_bin=$BEGIN_WANT_BIN
-    ROOT=$(rootfs_el_new "$SCENARIO") || die "could not build the EL root"
+    ROOT=$(rootfs_el_new "${EL_ROOT_NAME:-$SCENARIO}") || die "could not build the EL root"
     rootfs_simulate_host "$ROOT" "$mode"
     # EL's boot files, not Debian's: /boot/initramfs-<kver>.img (dracut), no initrd.img.
     rm -f "$ROOT/boot/initrd.img-$SIM_KERNEL" "$ROOT/boot/vmlinuz-$SIM_KERNEL" "$ROOT/boot/config-$SIM_KERNEL"
@@ -150,6 +160,7 @@ el_announce_libs() {
     case "$EL_MAJOR" in
         8) glibc=2.28 gcc=8.99 ;;
         9) glibc=2.34 gcc=11.99 ;;
+        10) glibc=2.39 gcc=14.99 ;; # RHEL 10: glibc 2.39, GCC 14 (INFERRED, not looked up)
     esac
     local lib provides=() p
     for lib in /lib/x86_64-linux-gnu/{libc.so.6,libm.so.6,libpthread.so.0,libdl.so.2,librt.so.1,libgcc_s.so.1} \

@@ -65,12 +65,14 @@ WantedBy=multi-user.target
 UNIT
 }
 
-# nvcc --version as the real 12.2 / 12.4 / 12.5 print it (tests/fixtures/e2e/nvcc holds 12.4's).
+# nvcc --version as the real 12.2 / 12.4 / 12.5 / 13.0 print it (tests/fixtures/e2e/nvcc holds
+# 12.4's; 13.0's is CUDA 13.0.1's nvcc V13.0.88 as printed in a public build log, code id 56551853030).
 payload_nvcc_text() { # X.Y
     case "$1" in
         12.2) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2023 NVIDIA Corporation\nBuilt on Tue_Aug_15_22:02:13_PDT_2023\nCuda compilation tools, release 12.2, V12.2.140\nBuild cuda_12.2.r12.2/compiler.33191640_0\n' ;;
         12.4) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2024 NVIDIA Corporation\nBuilt on Thu_Mar_28_02:18:24_PDT_2024\nCuda compilation tools, release 12.4, V12.4.131\nBuild cuda_12.4.r12.4/compiler.34097967_0\n' ;;
         12.5) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2024 NVIDIA Corporation\nBuilt on Wed_Jun__5_21:45:11_PDT_2024\nCuda compilation tools, release 12.5, V12.5.82\nBuild cuda_12.5.r12.5/compiler.34385749_0\n' ;;
+        13.0) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2025 NVIDIA Corporation\nBuilt on Wed_Aug_20_01:58:59_PM_PDT_2025\nCuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0\n' ;;
         *) echo "payload_nvcc_text: no nvcc text for $1" >&2; return 1 ;;
     esac
 }
