@@ -112,17 +112,27 @@ enum class RebootPolicy { never, if_needed };
 /// so a converged host plans as a no-op wherever the binary that runs plan lives.
 [[nodiscard]] std::string units_gpuprov_path(const System& sys);
 
-/// The change that makes units_gpuprov_path the running binary `self_path`: needed when units
-/// run /usr/local/bin/gpuprov and that file is missing, or (only when other changes are pending,
-/// so a converged host stays a no-op) has other content than `self_path`. nullopt otherwise,
-/// and when `self_path` is empty or unreadable.
+/// What apply installs for units that run /usr/local/bin/gpuprov (no package installed
+/// gpuprov): the running binary `self_path` there when that file is missing or has other
+/// bytes (sizes compared first, then the contents side by side; never read whole), and
+/// logrotate's rule for /var/log/gpuprov.log when /etc/logrotate.d has none (the packages ship
+/// it). Apply installs them only along with other changes, so this is nullopt when
+/// `changes_pending` is false (a converged host stays a no-op) and when there is nothing to do.
+/// `self_path` empty, unreadable or the installed path itself: no binary is copied.
 [[nodiscard]] std::optional<Change>
 gpuprov_binary_change(const System& sys, const std::string& self_path, bool changes_pending);
-/// Copies `self_path` to /usr/local/bin/gpuprov (atomic, mode 0755).
+/// Installs what gpuprov_binary_change() names: `self_path` as /usr/local/bin/gpuprov (atomic,
+/// mode 0755) and /etc/logrotate.d/gpuprov (0644), each only where needed.
 void install_gpuprov_binary(System& sys, const std::string& self_path);
+/// As root, before apply changes anything: the binary the units run (units_gpuprov_path) must
+/// be one only root could have written (gpuprov/local_trust.hpp), and while it is missing, so
+/// must the directory apply is about to copy `self_path` into. Nothing to check when it is
+/// `self_path` (checked as the running binary). Throws HostError naming path, owner and mode.
+void require_trusted_units_binary(const System& sys, const std::string& self_path);
 
-/// Where apply installs the profile the resume unit runs: /etc/gpuprov/<name>.yaml, with any
-/// character of the name other than [A-Za-z0-9._-] replaced by '_'.
+/// Where apply installs the profile the resume unit runs: /etc/gpuprov/resume/<name>.yaml, with
+/// any character of the name other than [A-Za-z0-9._-] replaced by '_'. Never the operator's
+/// /etc/gpuprov/<name>.yaml.
 [[nodiscard]] std::string installed_profile_path(const std::string& profile_name);
 
 struct ApplyOptions {

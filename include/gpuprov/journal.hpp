@@ -83,6 +83,12 @@ struct RecoveredJournal {
 /// to state.json.corrupt-<UTC time> (kept for a human to read) and the run starts afresh.
 [[nodiscard]] RecoveredJournal load_journal_or_move_aside(System& sys);
 
+/// The last run's result as it stands now: the journal's `result`, except for one still
+/// "running": that is "running" while a gpuprov process holds kRunLockPath, and "interrupted"
+/// once none does (the run was killed: SIGKILL, the OOM killer, a power cut), since a live
+/// apply holds that lock from before the journal says "running" until after its final entry.
+[[nodiscard]] std::string last_run_result(const System& sys, const Journal& journal);
+
 /// This boot's id, trimmed; empty when the kernel does not expose one (some containers).
 [[nodiscard]] std::string current_boot_id(const System& sys);
 /// Atomic write (temp + fsync + rename).

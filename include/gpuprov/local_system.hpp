@@ -18,6 +18,9 @@ public:
     [[nodiscard]] std::optional<DiskSpace> disk_space(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<FileStamp> stamp(const std::filesystem::path&) const override;
     [[nodiscard]] std::optional<FileInfo> lstat(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<FileInfo> stat(const std::filesystem::path&) const override;
+    [[nodiscard]] std::optional<bool> same_content(const std::filesystem::path& a,
+                                                   const std::filesystem::path& b) const override;
     [[nodiscard]] CommandResult query(const Command&) const override;
     [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;
     [[nodiscard]] std::optional<std::string> env(std::string_view name) const override;

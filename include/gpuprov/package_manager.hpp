@@ -7,6 +7,7 @@
 #include <gpuprov/step.hpp>
 #include <gpuprov/system.hpp>
 #include <gpuprov/transaction.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +83,16 @@ public:
     installed_depends(const System& sys, std::string_view package) const = 0;
     /// Every installed package's name.
     [[nodiscard]] virtual std::vector<std::string> installed_names(const System& sys) const = 0;
+    /// The version the package manager would move each package to on an upgrade (apt's
+    /// candidate, pins and priorities applied): what `apt-get dist-upgrade` and
+    /// unattended-upgrades would install. Empty value: no candidate. Empty map: this package
+    /// manager has no such notion (dnf keeps branches with versionlock, read by held()).
+    [[nodiscard]] virtual std::map<std::string, std::string>
+    candidates(const System& sys, const std::vector<std::string>& packages) const {
+        (void)sys;
+        (void)packages;
+        return {};
+    }
     /// A reader for install()'s stdout that calls `report` with each progress update the
     /// package manager prints (percent 0-100, what it is doing); empty when it prints none.
     /// (By value: the overrides move `report` into the reader they return.)
@@ -105,6 +116,10 @@ struct AptStatus {
 };
 /// nullopt for any other line (apt's normal output shares the stream).
 [[nodiscard]] std::optional<AptStatus> parse_apt_status_line(std::string_view line);
+
+/// `apt-cache policy NAME...` (with LC_ALL=C) read into name -> candidate version ("" for
+/// "(none)"); names apt does not know are absent.
+[[nodiscard]] std::map<std::string, std::string> parse_apt_policy(std::string_view output);
 
 /// The file-name prefix apt gives a repository's lists under /var/lib/apt/lists/ (apt-pkg's
 /// URItoFileName): "https://127.0.0.1:8443/cuda/x86_64/" → "127.0.0.1:8443_cuda_x86%5f64_";

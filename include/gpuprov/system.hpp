@@ -37,6 +37,14 @@ struct Command {
     /// Called with each piece of stdout as it arrives, on gpuprov's thread, while the command
     /// runs (progress of a long install). The whole output is still in CommandResult::out.
     std::function<void(std::string_view)> on_stdout;
+    /// The directory the command starts in; empty: gpuprov's own. Set where a program would
+    /// otherwise read code from wherever the operator happened to be (python3 puts its cwd on
+    /// sys.path), so it starts somewhere only root can write.
+    std::filesystem::path cwd;
+    /// false: the log gets the summary line with the size of stdout and stderr, never their
+    /// text. For the probes the metrics timer runs every minute, whose output (the whole boot's
+    /// kernel log) only feeds a parser and would fill /var/log.
+    bool log_output = true;
 };
 
 struct CommandResult {
@@ -120,6 +128,14 @@ public:
     [[nodiscard]] virtual std::optional<FileStamp> stamp(const std::filesystem::path&) const = 0;
     /// Owner, group and mode of the path itself (links not followed); nullopt when missing.
     [[nodiscard]] virtual std::optional<FileInfo> lstat(const std::filesystem::path&) const = 0;
+    /// Owner, group and mode of what the path resolves to (links followed); nullopt when it is
+    /// missing or a link leads nowhere.
+    [[nodiscard]] virtual std::optional<FileInfo> stat(const std::filesystem::path&) const = 0;
+    /// Whether two files hold the same bytes, read side by side in small pieces (a 140 MB
+    /// binary costs no more memory than a small one) and only when their sizes agree; nullopt
+    /// when either cannot be read.
+    [[nodiscard]] virtual std::optional<bool>
+    same_content(const std::filesystem::path& a, const std::filesystem::path& b) const = 0;
     /// Runs a read-only probe (nvidia-smi, dpkg-query, gpgv). Never throws on non-zero exit.
     [[nodiscard]] virtual CommandResult query(const Command&) const = 0;
     /// Downloads a URL with retries and backoff (libcurl in LocalSystem).

@@ -29,8 +29,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitChangesPending = 2;
 inline constexpr int kExitRebootRequired = 3;
-/// A flag or argument that cannot work (design.md: "Usage errors exit 2").
-inline constexpr int kExitUsage = 2;
+/// status: the last run has not finished yet (a gpuprov run holds the run lock now).
+inline constexpr int kExitInProgress = 4;
+/// A command line that cannot work: unknown command, flag or step id, a bad or missing value.
+/// EX_USAGE (sysexits.h), not 2: a cron job reading `plan --detailed-exitcode` must never take
+/// a typo in `--only` for pending changes.
+inline constexpr int kExitUsage = 64;
 
 /// Each subcommand registers itself; the callback sets `exit_code`.
 void add_profiles_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);

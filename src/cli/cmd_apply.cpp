@@ -133,10 +133,7 @@ void require_local_trust(const System& sys, const std::string& profile_arg, cons
     if (!self.empty()) {
         require_trusted(sys, self, "running gpuprov binary (the units run a copy of it)");
     }
-    const auto units = units_gpuprov_path(sys);
-    if (units != self && sys.exists(units)) {
-        require_trusted(sys, units, "gpuprov binary the systemd units run");
-    }
+    require_trusted_units_binary(sys, self);
 }
 
 bool confirm() {

@@ -15,12 +15,24 @@ std::string or_dash(const std::string& s) {
     return s.empty() ? "-" : s;
 }
 
-void print_human(const Journal& j) {
+std::string result_note(const std::string& result) {
+    if (result == "interrupted") {
+        return fmt::format(" (it ended without a final entry and no gpuprov holds {}: killed, "
+                           "or the machine went down; run apply again to finish)",
+                           kRunLockPath);
+    }
+    if (result == "running") {
+        return fmt::format(" (a gpuprov run holds {} now)", kRunLockPath);
+    }
+    return {};
+}
+
+void print_human(const Journal& j, const std::string& result) {
     std::cout << fmt::format("Profile:   {}{}\n", j.profile,
                              j.profile_source.empty() ? "" : " (" + j.profile_source + ")");
-    std::cout << fmt::format("Last run:  {} -> {}, result {} ({} run(s))\n",
-                             or_dash(j.run_started_at), or_dash(j.run_finished_at),
-                             or_dash(j.result), j.runs);
+    std::cout << fmt::format("Last run:  {} -> {}, result {}{} ({} run(s))\n",
+                             or_dash(j.run_started_at), or_dash(j.run_finished_at), or_dash(result),
+                             result_note(result), j.runs);
     if (!j.message.empty()) {
         std::cout << fmt::format("Message:   {}\n", j.message);
     }
@@ -56,22 +68,29 @@ void add_status_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
     static bool json = false;
     cmd->add_flag("--json", json, "one JSON document on stdout");
     cmd->callback([&opts, &exit_code] {
-        const auto journal = load_journal(host_system(opts));
+        const auto& sys = host_system(opts);
+        const auto journal = load_journal(sys);
+        // A journal that still says "running" is judged by the run lock: a killed run must not
+        // read as success to cloud-init or a monitoring check.
+        const auto result = journal ? last_run_result(sys, *journal) : std::string();
         if (json) {
-            nlohmann::json doc = {{"recorded", journal.has_value()}};
+            nlohmann::json doc = {{"recorded", journal.has_value()},
+                                  {"result", journal ? nlohmann::json(result) : nullptr}};
             doc["journal"] = journal ? nlohmann::json::parse(journal_to_json_text(*journal))
                                      : nlohmann::json(nullptr);
             std::cout << json_text(doc) << "\n";
         } else if (!journal) {
             std::cout << fmt::format("no runs recorded ({} does not exist)\n", kJournalPath);
         } else {
-            print_human(*journal);
+            print_human(*journal, result);
         }
         // Scriptable health: a monitoring check or Ansible can ask "did the last run work?".
-        exit_code = !journal                               ? kExitOk
-                    : journal->result == "failed"          ? kExitFailed
-                    : journal->result == "reboot-required" ? kExitRebootRequired
-                                                           : kExitOk;
+        // Only a finished run that converged (or none yet) is 0.
+        exit_code = !journal                      ? kExitOk
+                    : result == "done"            ? kExitOk
+                    : result == "reboot-required" ? kExitRebootRequired
+                    : result == "running"         ? kExitInProgress
+                                                  : kExitFailed;
     });
 }
 

@@ -2,20 +2,17 @@
 #include "cli_common.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/interrupt.hpp>
+#include <gpuprov/log_file.hpp>
 #include <gpuprov/strings.hpp>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
-#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <string_view>
@@ -23,45 +20,6 @@
 #include <vector>
 
 namespace {
-
-/// Appends to a log file opened without following a symbolic link (O_NOFOLLOW): as root,
-/// /var/log/gpuprov.log must not be a link someone planted to make gpuprov append to
-/// /etc/shadow. Created 0640.
-class FdSink final : public spdlog::sinks::base_sink<std::mutex> {
-public:
-    explicit FdSink(const std::string& path)
-        : m_fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640)) {
-        if (m_fd < 0) {
-            throw spdlog::spdlog_ex("cannot open " + path, errno);
-        }
-    }
-    FdSink(const FdSink&) = delete;
-    FdSink& operator=(const FdSink&) = delete;
-    ~FdSink() override { ::close(m_fd); }
-
-protected:
-    void sink_it_(const spdlog::details::log_msg& msg) override {
-        spdlog::memory_buf_t buf;
-        formatter_->format(msg, buf);
-        const char* p = buf.data();
-        auto left = buf.size();
-        while (left > 0) {
-            const auto n = ::write(m_fd, p, left);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n <= 0) {
-                return; // a full disk must not stop the run; the console still has it
-            }
-            p += n;
-            left -= static_cast<std::size_t>(n);
-        }
-    }
-    void flush_() override {}
-
-private:
-    int m_fd;
-};
 
 /// Eight hex digits naming this invocation on every log line, so one run's lines can be told
 /// from another's in a shared log (the resume unit's run after a reboot, a cron'd verify).
@@ -84,14 +42,15 @@ void setup_logging(const gpuprov::cli::GlobalOptions& opts) {
     auto logger_level = level;
     if (!log_file.empty() && log_file != "-") {
         try {
-            auto file = std::make_shared<FdSink>(log_file);
+            auto file = gpuprov::make_log_file_sink(log_file);
             file->set_pattern(
                 fmt::format("%Y-%m-%dT%H:%M:%S.%e%z gpuprov[%P] run={} %l: %v", new_run_id()));
             file->set_level(spdlog::level::debug);
             sinks.push_back(file);
             logger_level = spdlog::level::debug;
-        } catch (const spdlog::spdlog_ex& e) {
-            // A read-only /var/log must not stop a plan; the console still gets everything.
+        } catch (const gpuprov::Error& e) {
+            // A read-only /var/log, or something planted there, must not stop a run: the
+            // console still gets everything (gpuprov/log_file.hpp).
             console->log(
                 spdlog::details::log_msg("gpuprov", spdlog::level::warn,
                                          fmt::format("not logging to {}: {}", log_file, e.what())));
@@ -152,8 +111,8 @@ int main(int argc, char** argv) {
                  "  gpuprov verify cv-train      prove the host matches the profile\n"
                  "  gpuprov doctor               diagnose a broken driver/CUDA setup\n\n"
                  "Exit codes: 0 ok, 1 failed/blocked/invalid, 2 changes pending "
-                 "(plan --detailed-exitcode) or a usage error, 3 reboot required, 130/143 "
-                 "apply stopped by SIGINT/SIGTERM.",
+                 "(plan --detailed-exitcode), 3 reboot required, 4 a run is in progress "
+                 "(status), 64 usage error, 130/143 apply stopped by SIGINT/SIGTERM.",
                  "gpuprov"};
     app.set_version_flag("--version", "gpuprov " GPUPROV_VERSION);
     app.require_subcommand(1);
@@ -190,7 +149,7 @@ int main(int argc, char** argv) {
         // --help and --version are "errors" that exit 0; every real one is a usage error.
         return app.exit(e) == 0 ? kExitOk : kExitUsage;
     } catch (const gpuprov::UsageError& e) {
-        // design.md: usage errors exit 2 (a flag value that cannot work: --root naming no
+        // Usage errors exit 64, EX_USAGE (a flag value that cannot work: --root naming no
         // directory, apply --root, an unknown step id, apply off a terminal without --yes).
         std::cerr << "error: " << e.describe() << "\n";
         return kExitUsage;

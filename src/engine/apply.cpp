@@ -191,7 +191,7 @@ private:
     /// before any unit that runs it is written.
     void install_binary() {
         if (const auto change = gpuprov_binary_change(m_sys, m_opt.self_path, true)) {
-            m_rep.info(fmt::format("installing {} as {}", m_opt.self_path, change->target));
+            m_rep.info("installing " + change->detail);
             install_gpuprov_binary(m_sys, m_opt.self_path);
         }
     }
@@ -357,6 +357,7 @@ private:
             }
         }
         if (failed.empty()) {
+            recheck(ps, k);
             record(ps.id, StepStatus::done, "", versions(ps.check));
             return;
         }
@@ -371,6 +372,32 @@ private:
         }
         throw HostError(fmt::format("applied, but {} of its check{} failed: {}", failed.size(),
                                     failed.size() == 1 ? "" : "s", list));
+    }
+
+    /// "Done" means the next plan finds the step satisfied: its own check, run again on the
+    /// host as apply left it, must agree. A step whose effects did not take (a wants-link to a
+    /// unit its packages never shipped) fails here with the check's reason, instead of saying
+    /// done and being pending again on every run. While a reboot is awaited the checks that
+    /// need the module cannot agree yet: the resumed run judges them.
+    void recheck(const PlannedStep& ps, std::size_t k) {
+        if (ps.id == "verify" || !m_reboot_message.empty()) {
+            return;
+        }
+        const auto now = step(k).check(m_ctx, m_sys);
+        if (now.status == StepStatus::satisfied || now.status == StepStatus::skipped) {
+            return;
+        }
+        std::vector<std::string> left;
+        for (const auto& c : now.changes) {
+            if (c.kind != Change::Kind::note) {
+                left.push_back(fmt::format("{} {}", to_string(c.kind), c.target));
+            }
+        }
+        throw HostError(fmt::format(
+            "applied, but its check is still {} afterwards{}{}: the next plan would show it "
+            "again, so it did not converge",
+            to_string(now.status), now.reason.empty() ? "" : " (" + now.reason + ")",
+            left.empty() ? "" : "; still to do: " + join(left, ", ")));
     }
 
     /// The reboot budget: one reboot per step. The first request in a boot is recorded with
@@ -658,6 +685,13 @@ private:
             // not help has failed, and no reboot is pending for it.
             m_journal.reboot_pending = !m_reboot_message.empty();
             m_journal.result = "failed";
+            // A failed or blocked run must not repeat at every boot; one stopped by a signal
+            // (a shutdown) has not failed, and its unit finishes it at the next boot.
+            if (!m_result.interrupted) {
+                if (const auto note = detail::retire_resume_unit(m_sys); !note.empty()) {
+                    m_result.message += "; " + note;
+                }
+            }
         }
         m_journal.message = m_result.message;
         m_journal.run_finished_at = rfc3339(m_sys.now());
@@ -699,7 +733,7 @@ private:
     }
 
     /// The same run again, from stable places: the installed binary path, the profile under
-    /// /etc/gpuprov/ (or the built-in name), the same filters and reboot policy.
+    /// /etc/gpuprov/resume/ (or the built-in name), the same filters and reboot policy.
     [[nodiscard]] detail::ResumeCommand resume_command() {
         return {.gpuprov_path = m_ctx.gpuprov_path,
                 .profile = resume_profile(),
@@ -715,11 +749,8 @@ private:
         if (m_opt.profile_text.empty()) {
             return m_opt.profile_arg;
         }
-        auto path = installed_profile_path(m_profile.name);
-        if (path != m_opt.profile_arg && m_sys.read_file(path) != m_opt.profile_text) {
-            m_sys.write_file_atomic(path, m_opt.profile_text, 0644);
-        }
-        return path;
+        return detail::install_resume_profile(m_sys, m_profile.name, m_opt.profile_text,
+                                              m_opt.profile_arg);
     }
 
     System& m_sys;

@@ -1,8 +1,10 @@
 #include "resume.hpp"
 
 #include <fmt/format.h>
+#include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/local_trust.hpp>
+#include <gpuprov/strings.hpp>
 #include <gpuprov/units.hpp>
 
 namespace gpuprov::detail {
@@ -19,7 +21,7 @@ bool plain_path(const std::string& s) {
 }
 
 // The only things a unit may run at boot: gpuprov's installed binary (the package's or its own
-// copy) and a built-in profile or the copy apply installed under /etc/gpuprov/; never the
+// copy) and a built-in profile or the copy apply installed under /etc/gpuprov/resume/; never the
 // build tree or /tmp file the operator ran, which may be gone or changed by then.
 bool installed_binary(const std::string& path) {
     return path == "/usr/bin/gpuprov" || path == "/usr/local/bin/gpuprov";
@@ -106,6 +108,48 @@ void install_resume_unit(System& sys, const ResumeCommand& cmd) {
         (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
     }
     steps::enable_unit(sys, kResumeUnit, false);
+}
+
+std::string retire_resume_unit(System& sys) {
+    const auto unit = sys.read_file(kResumeUnitPath);
+    if (!unit) {
+        return {};
+    }
+    std::string command;
+    for (const auto& line : lines(*unit)) {
+        if (starts_with(line, "ExecStart=")) {
+            command = std::string(line.substr(std::string_view("ExecStart=").size()));
+        }
+    }
+    remove_resume_unit(sys);
+    if (command.empty()) {
+        return fmt::format("{} was removed (it named no command)", kResumeUnit);
+    }
+    return fmt::format("{} was removed so that a failed run does not repeat at every boot; "
+                       "once the cause is fixed, resume by hand: sudo {}",
+                       kResumeUnit, command);
+}
+
+std::string install_resume_profile(System& sys, const std::string& name, const std::string& text,
+                                   const std::string& profile_arg) {
+    const auto path = installed_profile_path(name);
+    if (path == profile_arg) {
+        return path; // the resumed run itself: its copy is already there
+    }
+    const auto wanted =
+        starts_with(text, kResumeProfileHeader) ? text : kResumeProfileHeader + text;
+    const auto current = sys.read_file(path);
+    if (current == wanted) {
+        return path;
+    }
+    if (current && !starts_with(*current, kResumeProfileHeader)) {
+        throw HostError(fmt::format(
+            "cannot set up resume after reboot: {} is in the way and gpuprov did not write it "
+            "(its first line is not gpuprov's header); move it elsewhere, then run apply again",
+            path));
+    }
+    sys.write_file_atomic(path, wanted, 0644);
+    return path;
 }
 
 void remove_resume_unit(System& sys) {

@@ -203,6 +203,15 @@ RecoveredJournal load_journal_or_move_aside(System& sys) {
     }
 }
 
+std::string last_run_result(const System& sys, const Journal& journal) {
+    if (journal.result != "running") {
+        return journal.result;
+    }
+    // lock_holder only looks (a shared flock probe, dropped at once): status changes nothing,
+    // works unprivileged (the lock file is 0644), and a missing file means no run ever held it.
+    return sys.lock_holder(kRunLockPath) ? "running" : "interrupted";
+}
+
 std::string current_boot_id(const System& sys) {
     return std::string(trim(sys.read_file(kBootIdPath).value_or("")));
 }

@@ -10,6 +10,18 @@ std::string engine_daemon(const std::string& runtime) {
     return runtime == "docker" ? "dockerd" : runtime;
 }
 
+std::string installed_engine_daemon(const System& sys, const std::string& runtime) {
+    const auto daemon = engine_daemon(runtime);
+    // kChildPath's directories (src/system/child_env.hpp), in its order.
+    for (const auto* dir :
+         {"/usr/local/sbin/", "/usr/local/bin/", "/usr/sbin/", "/usr/bin/", "/sbin/", "/bin/"}) {
+        if (sys.exists(dir + daemon)) {
+            return dir + daemon;
+        }
+    }
+    return {};
+}
+
 std::string daemon_json_error(std::string_view text) {
     if (trim(text).empty()) {
         return {};

@@ -13,17 +13,6 @@ namespace {
 // Where the toolkit's packages put the hook Docker's --gpus flag runs (nvidia-container-toolkit).
 constexpr const char* kHook = "/usr/bin/nvidia-container-runtime-hook";
 
-// The engine's daemon where its packages put it (Debian's docker.io: /usr/sbin/dockerd; Docker
-// CE and the distros' containerd/crio: /usr/bin): read from the filesystem, no probe.
-std::string installed_daemon(const System& sys, const std::string& daemon) {
-    for (const auto* dir : {"/usr/bin/", "/usr/sbin/", "/usr/local/bin/"}) {
-        if (sys.exists(dir + daemon)) {
-            return dir + daemon;
-        }
-    }
-    return {};
-}
-
 bool profile_wants_containers(const DoctorOptions& o) {
     return o.profile != nullptr && o.profile->container && o.profile->container->toolkit;
 }
@@ -34,7 +23,7 @@ void engine_missing(const DoctorContext& ctx, std::vector<Finding>& out) {
     }
     const auto& c = *ctx.options.profile->container;
     const auto daemon = engine_daemon(c.runtime);
-    if (!installed_daemon(ctx.sys, daemon).empty()) {
+    if (!installed_engine_daemon(ctx.sys, c.runtime).empty()) {
         return;
     }
     Finding f{.id = "container-engine-missing", .severity = "error"};
@@ -76,7 +65,7 @@ void hook_missing(const DoctorContext& ctx, std::vector<Finding>& out) {
     if (wanted && ctx.options.profile->container->runtime != "docker") {
         return;
     }
-    const auto dockerd = installed_daemon(ctx.sys, "dockerd");
+    const auto dockerd = installed_engine_daemon(ctx.sys, "docker");
     if (dockerd.empty()) {
         return;
     }

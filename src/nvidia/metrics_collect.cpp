@@ -8,13 +8,19 @@ namespace gpuprov {
 namespace {
 
 using nvidia_detail::probe;
+using nvidia_detail::ProbeLog;
+
+// The timer runs this every minute as root, logging to /var/log/gpuprov.log: each probe leaves
+// its summary line and the size of its output, never the output itself (journalctl -k alone is
+// the whole boot's kernel log: megabytes a minute, gigabytes a day).
+constexpr auto kLog = ProbeLog::size_only;
 
 // Xid events since boot: the journal's kernel messages (-k implies this boot), else the
 // kernel ring buffer, which may have wrapped on a long-running host.
 std::optional<std::vector<XidEvent>> read_xids(const System& sys) {
     for (auto argv : {std::vector<std::string>{"journalctl", "-k", "-q", "--no-pager"},
                       std::vector<std::string>{"dmesg"}}) {
-        const auto r = probe(sys, std::move(argv));
+        const auto r = probe(sys, std::move(argv), kLog);
         if (r.ok()) {
             return parse_xid_events(r.out);
         }
@@ -23,11 +29,11 @@ std::optional<std::vector<XidEvent>> read_xids(const System& sys) {
 }
 
 void collect_health(const System& sys, MetricsSnapshot& s) {
-    const auto health = probe(sys, smi_health_argv());
+    const auto health = probe(sys, smi_health_argv(), kLog);
     s.health = health.ok() ? parse_smi_health(health.out) : std::vector<SmiHealth>{};
     s.health_up = !s.health.empty();
     // Fails, or lists no link, on GPUs without NVLink.
-    const auto nvlink = probe(sys, {"nvidia-smi", "nvlink", "-e"});
+    const auto nvlink = probe(sys, {"nvidia-smi", "nvlink", "-e"}, kLog);
     if (nvlink.ok()) {
         s.nvlink = parse_nvlink_errors(nvlink.out);
     }
@@ -37,7 +43,7 @@ void collect_health(const System& sys, MetricsSnapshot& s) {
 
 MetricsSnapshot collect_metrics(const System& sys) {
     MetricsSnapshot s;
-    const auto q = nvidia_detail::query_gpus(sys);
+    const auto q = nvidia_detail::query_gpus(sys, kLog);
     s.smi_up = q.ok();
     s.gpus = q.gpus;
     if (s.smi_up) {

@@ -4,10 +4,11 @@
 
 namespace gpuprov::nvidia_detail {
 
-CommandResult probe(const System& sys, std::vector<std::string> argv) {
+CommandResult probe(const System& sys, std::vector<std::string> argv, ProbeLog log) {
     Command cmd;
     cmd.argv = std::move(argv);
     cmd.timeout = kProbeTimeout;
+    cmd.log_output = log == ProbeLog::output;
     return sys.query(cmd);
 }
 
@@ -40,11 +41,11 @@ std::string failure_text(const CommandResult& r) {
     return "exit status " + std::to_string(r.exit_code);
 }
 
-GpuQuery query_gpus(const System& sys) {
+GpuQuery query_gpus(const System& sys, ProbeLog log) {
     GpuQuery q;
     auto argv = smi_query_argv();
     q.command = display_argv(argv);
-    q.result = probe(sys, std::move(argv));
+    q.result = probe(sys, std::move(argv), log);
     if (q.result.ok()) {
         q.gpus = parse_smi_query(q.result.out);
     }

@@ -14,7 +14,14 @@ namespace gpuprov::nvidia_detail {
 // A probe that hangs (nvidia-smi on a wedged GPU can) must not hang verify or doctor.
 inline constexpr std::chrono::seconds kProbeTimeout{30};
 
-[[nodiscard]] CommandResult probe(const System& sys, std::vector<std::string> argv);
+/// What a probe leaves in gpuprov's log besides its summary line.
+enum class ProbeLog {
+    output,    ///< its output, at debug (verify, doctor: read after the fact)
+    size_only, ///< only the size of its output (the metrics timer, every minute)
+};
+
+[[nodiscard]] CommandResult probe(const System& sys, std::vector<std::string> argv,
+                                  ProbeLog log = ProbeLog::output);
 /// stdout then stderr, trimmed.
 [[nodiscard]] std::string output_of(const CommandResult& r);
 /// At most `max_lines` leading lines of `text`, trimmed.
@@ -28,7 +35,7 @@ struct GpuQuery {
     std::vector<SmiGpu> gpus;
     [[nodiscard]] bool ok() const { return result.ok() && !gpus.empty(); }
 };
-[[nodiscard]] GpuQuery query_gpus(const System& sys);
+[[nodiscard]] GpuQuery query_gpus(const System& sys, ProbeLog log = ProbeLog::output);
 
 /// PCI addresses of InfiniBand HCAs (class 0x0207) the kernel registered no RDMA device for:
 /// their RDMA driver is not loaded. verify's infiniband.devices and doctor's finding.

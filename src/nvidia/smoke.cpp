@@ -42,6 +42,27 @@ void settle(SmokeOutcome& o, SmokeStatus status, std::string reason, std::string
     o.fix = status == SmokeStatus::passed ? std::string() : std::move(fix);
 }
 
+bool refuse_untrusted(SmokeOutcome& o, const System& sys, const std::string& program,
+                      TrustedKind kind) {
+    if (sys.effective_uid() != 0) {
+        return false;
+    }
+    const auto why = untrusted_reason(sys, program, kind);
+    if (!why) {
+        return false;
+    }
+    settle(o, SmokeStatus::failed,
+           fmt::format("refusing to run {} as root: as root gpuprov runs only programs no one but "
+                       "root can change, and {}",
+                       kind == TrustedKind::file ? program : "Python with code from " + program,
+                       *why),
+           fmt::format("make {} and every directory above it root's and writable by no one else "
+                       "(chown root:root, chmod go-w), or run verify --smoke as the user who owns "
+                       "it",
+                       program));
+    return true;
+}
+
 std::string run_failure(const CommandResult& r, std::chrono::seconds deadline) {
     if (r.not_found) {
         return "could not be executed (missing or not executable)";

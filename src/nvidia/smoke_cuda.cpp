@@ -155,9 +155,14 @@ SmokeOutcome smoke_cuda(const SmokeInput& in, System& sys, const GpuGate& gate) 
     const auto nvcc = "/usr/local/cuda-" + cuda + "/bin/nvcc";
     const auto source = in.work_dir + "/gpuprov_smoke.cu";
     const auto binary = in.work_dir + "/gpuprov-smoke";
+    // A missing nvcc is reported as such below, from the attempt to run it.
+    if (sys.exists(nvcc) && refuse_untrusted(o, sys, nvcc)) {
+        return o;
+    }
     sys.write_file_atomic(source, cuda_smoke_source(), 0600);
 
     Command compile;
+    compile.cwd = kSmokeCwd;
     compile.argv = {nvcc, "-O2", "-o", binary, source};
     const auto archs = arch_flags(in.facts);
     compile.argv.insert(compile.argv.begin() + 2, archs.begin(), archs.end());
@@ -190,6 +195,7 @@ SmokeOutcome smoke_cuda(const SmokeInput& in, System& sys, const GpuGate& gate) 
     }
 
     Command run;
+    run.cwd = kSmokeCwd;
     run.argv = {binary};
     run.timeout = kRunTimeout;
     o.command += "; " + display_argv(run.argv);

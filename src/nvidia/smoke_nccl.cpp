@@ -1,5 +1,6 @@
 // smoke.nccl: nccl-tests' all_reduce_perf over every GPU in one process (-g N), short sizes,
-// with its data check on. gpuprov does not install nccl-tests: absent, the test is skipped.
+// with its data check on. gpuprov does not install nccl-tests: absent, the test is skipped. As
+// root, a build someone else could change (one in a user's PATH) is refused, not run.
 #include "probe.hpp"
 #include "smoke_parts.hpp"
 
@@ -45,7 +46,11 @@ SmokeOutcome smoke_nccl(const SmokeInput& in, System& sys, const GpuGate& gate) 
                "NCCL tested across the GPUs");
         return o;
     }
+    if (refuse_untrusted(o, sys, tool)) {
+        return o;
+    }
     Command cmd;
+    cmd.cwd = kSmokeCwd;
     // 8 B to 128 MiB doubling: a few seconds on NVLink, enough to cross every NCCL protocol.
     cmd.argv = {tool, "-b", "8", "-e", "128M", "-f", "2", "-g", std::to_string(gate.gpus),
                 "-c", "1"};

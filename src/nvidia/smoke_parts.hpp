@@ -2,6 +2,7 @@
 // The smoke tests, one file each (smoke_cuda.cpp, smoke_nccl.cpp, smoke_torch.cpp); smoke.cpp
 // runs them in order behind the GPU gate.
 #include <chrono>
+#include <gpuprov/local_trust.hpp>
 #include <gpuprov/smoke.hpp>
 #include <string>
 
@@ -22,6 +23,17 @@ struct GpuGate {
 [[nodiscard]] SmokeOutcome smoke_cuda(const SmokeInput& in, System& sys, const GpuGate& gate);
 [[nodiscard]] SmokeOutcome smoke_nccl(const SmokeInput& in, System& sys, const GpuGate& gate);
 [[nodiscard]] SmokeOutcome smoke_torch(const SmokeInput& in, System& sys, const GpuGate& gate);
+
+/// Where every smoke program starts (Command::cwd): root's own directory, never the caller's,
+/// which may hold a torch.py someone planted there.
+inline constexpr const char* kSmokeCwd = "/";
+
+/// As root, whether `program` (or, for TrustedKind::directory, a directory it loads code from)
+/// could have been written by someone other than root (gpuprov/local_trust.hpp): then `o` is
+/// failed with that reason and the fix, and true is returned; nothing is run. Always false for
+/// other users, who can only hurt themselves.
+[[nodiscard]] bool refuse_untrusted(SmokeOutcome& o, const System& sys, const std::string& program,
+                                    TrustedKind kind = TrustedKind::file);
 
 /// Sets status, reason and fix (reason and fix cleared when it passed).
 void settle(SmokeOutcome& o, SmokeStatus status, std::string reason = {}, std::string fix = {});

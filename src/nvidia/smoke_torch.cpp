@@ -1,6 +1,7 @@
 // smoke.pytorch: for `framework: {pytorch: ...}` profiles, the environment's Python imports
 // torch, torch.cuda.is_available(), and a 512x512 matmul on the GPU equals the CPU's. gpuprov
-// installs no PyTorch: without torch the test is skipped.
+// installs no PyTorch: without torch the test is skipped. As root, a Python (or venv) that
+// someone else could change is refused, and Python runs isolated, from /.
 #include "probe.hpp"
 #include "smoke_parts.hpp"
 
@@ -26,6 +27,24 @@ bool version_matches(const std::string& have, const std::string& want) {
     return true;
 }
 
+// What a venv's Python reads code from at startup besides the interpreter (checked with it,
+// links followed): pyvenv.cfg, whose `home` picks the base installation, and each
+// lib/pythonX.Y/site-packages, whose .pth files run and where torch is imported from.
+std::vector<std::pair<std::string, TrustedKind>> venv_code_paths(const System& sys,
+                                                                 const std::string& venv) {
+    std::vector<std::pair<std::string, TrustedKind>> paths;
+    if (sys.exists(venv + "/pyvenv.cfg")) {
+        paths.emplace_back(venv + "/pyvenv.cfg", TrustedKind::file);
+    }
+    for (const auto& name : sys.list_dir(venv + "/lib")) {
+        const auto site = venv + "/lib/" + name + "/site-packages";
+        if (starts_with(name, "python") && sys.is_dir(site)) {
+            paths.emplace_back(site, TrustedKind::directory);
+        }
+    }
+    return paths;
+}
+
 } // namespace
 
 SmokeOutcome smoke_torch(const SmokeInput& in, System& sys, const GpuGate& /*gate*/) {
@@ -49,8 +68,22 @@ SmokeOutcome smoke_torch(const SmokeInput& in, System& sys, const GpuGate& /*gat
                                : "python3 -m venv " + fw.venv + " && " + install);
         return o;
     }
+    if (refuse_untrusted(o, sys, python)) {
+        return o;
+    }
+    if (!fw.venv.empty()) {
+        for (const auto& [path, kind] : venv_code_paths(sys, fw.venv)) {
+            if (refuse_untrusted(o, sys, path, kind)) {
+                return o;
+            }
+        }
+    }
     Command cmd;
-    cmd.argv = {python, "-"};
+    // -I (isolated): neither the current directory nor PYTHON* variables nor the user's site
+    // directory decide what `import torch` loads, and it starts in /, not where the operator
+    // stood, so a torch.py planted there is never run (as root).
+    cmd.argv = {python, "-I", "-"};
+    cmd.cwd = kSmokeCwd;
     cmd.stdin_data = std::string(torch_smoke_source());
     cmd.timeout = kTorchTimeout;
     o.command = display_argv(cmd.argv) + " < gpuprov's PyTorch probe";

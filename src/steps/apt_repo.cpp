@@ -71,6 +71,16 @@ AptRepoPlacement apt_repo_placement(const StepContext& ctx, const System& sys,
         return out;
     }
     const auto where = fmt::format("{}:{}", foreign->file, foreign->line);
+    if (!foreign->weakening.empty()) {
+        // apt would not check this source's signatures (or their age) at all: adopting it
+        // would let plan and verify say the pinned key guards what nothing guards.
+        out.conflict = fmt::format(
+            "{} also configures {} with {}, which turns off apt's checks of it: the pinned key "
+            "{} would guard nothing. Fix: remove {} from that entry (or delete {})",
+            where, url, join(foreign->weakening, ", "), repo.key_fingerprint,
+            join(foreign->weakening, ", "), foreign->file);
+        return out;
+    }
     if (!foreign->signed_by.empty() && foreign->signed_by.front() == '/' &&
         keyring_ok(sys, foreign->signed_by, repo.key_fingerprint)) {
         // Another package (NVIDIA's cuda-keyring) already trusts exactly the pinned key for

@@ -20,6 +20,12 @@ Change file_change(const System& sys, const ManagedFile& f) {
                   .detail = unified_diff(f.path, sys.read_file(f.path), f.content)};
 }
 
+unsigned restorable_mode(const System& sys, const std::string& path, unsigned fallback) {
+    // stat, not lstat: a link's own mode is always 0777 and says nothing about the file.
+    const auto info = sys.stat(path);
+    return (info ? info->mode : fallback) & kMaxRestoredMode;
+}
+
 namespace {
 std::string backup_path(const System& sys, const std::string& path) {
     const auto stamp = fmt::format("{:%Y%m%dT%H%M%S}",
@@ -41,8 +47,7 @@ void write_managed(System& sys, const ManagedFile& f) {
         sys.write_file_atomic(backup, *before, 0600);
         // The marker names the newest backup, so a failed step can put the old file back, and
         // the mode the file had, which the backup (0600, root's) does not keep.
-        const auto info = sys.lstat(f.path);
-        const unsigned mode = info ? (info->mode & 07777U) : f.mode;
+        const unsigned mode = restorable_mode(sys, f.path, f.mode);
         sys.write_file_atomic(backup_marker(f.path), fmt::format("{}\nmode {:04o}\n", backup, mode),
                               0600);
     } else {
@@ -58,7 +63,7 @@ void restore_managed(System& sys, const std::string& path) {
         const auto backup =
             marker_lines.empty() ? std::string() : std::string(trim(marker_lines[0]));
         // Markers written before the mode was recorded restore the old default, 0644.
-        unsigned mode = 0644;
+        unsigned mode = kMaxRestoredMode;
         if (marker_lines.size() > 1 && starts_with(marker_lines[1], "mode ")) {
             const auto octal = std::string(trim(std::string_view(marker_lines[1]).substr(5)));
             if (!octal.empty() && octal.size() <= 4 &&
@@ -68,8 +73,9 @@ void restore_managed(System& sys, const std::string& path) {
         }
         if (const auto old = sys.read_file(backup)) {
             // write_file_atomic keeps the owner of the file it replaces (the one the original
-            // was rewritten over, which kept the original's owner the same way).
-            sys.write_file_atomic(path, *old, mode);
+            // was rewritten over, which kept the original's owner the same way). Clamped
+            // again: a marker an older gpuprov wrote over a link says 0777.
+            sys.write_file_atomic(path, *old, mode & kMaxRestoredMode);
             return;
         }
     }

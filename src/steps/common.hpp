@@ -21,9 +21,19 @@ struct ManagedFile {
 [[nodiscard]] bool file_matches(const System& sys, const ManagedFile& f);
 /// A `file` change with the unified diff from what is there now.
 [[nodiscard]] Change file_change(const System& sys, const ManagedFile& f);
-/// Keeps the previous version under /var/lib/gpuprov/backup/, then writes atomically.
+/// The most a file gpuprov puts back may allow: what it manages is configuration (keys,
+/// sources, modprobe and unit files, daemon.json), never executable, setuid, or writable by
+/// anyone but its owner.
+inline constexpr unsigned kMaxRestoredMode = 0644;
+/// The mode to put `path` back with: that of the file it resolves to (a link's own mode is
+/// 0777 and means nothing), within kMaxRestoredMode; `fallback` (also clamped) when missing.
+[[nodiscard]] unsigned restorable_mode(const System& sys, const std::string& path,
+                                       unsigned fallback = kMaxRestoredMode);
+/// Keeps the previous version under /var/lib/gpuprov/backup/, then writes atomically. A link
+/// is replaced by the file (rename(2)); the backup holds what the link led to, with its mode.
 void write_managed(System& sys, const ManagedFile& f);
-/// Restores the backup taken by write_managed, or removes the file if there was none.
+/// Restores the backup taken by write_managed, or removes the file if there was none. The
+/// mode is the recorded one within kMaxRestoredMode: a restore never widens permissions.
 void restore_managed(System& sys, const std::string& path);
 
 [[nodiscard]] Change command_change(const Command& cmd, std::string why = {});

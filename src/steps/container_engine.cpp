@@ -44,6 +44,17 @@ std::string why_not_installable(const std::string& engine, const HostFacts& fact
         kDockerInstall);
 }
 
+/// daemon.json turns live-restore on: dockerd restarts without stopping containers (Docker docs,
+/// "Live restore"). A file that does not parse has nothing on.
+bool live_restore(std::string_view daemon_json) {
+    const auto doc = nlohmann::json::parse(daemon_json, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        return false;
+    }
+    const auto it = doc.find("live-restore");
+    return it != doc.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::vector<std::string> engine_packages(const std::string& engine) {
     if (engine == "docker.io") {
         return {"docker.io"}; // Debian/Ubuntu: depends on containerd and runc
@@ -141,6 +152,88 @@ void plan_docker_ce(const StepContext& ctx, const System& sys, const PackageMana
 
 } // namespace
 
+std::string missing_engine(const StepContext& ctx, const System& sys) {
+    const auto& c = *ctx.profile.container;
+    if (!engine_packages(c.engine).empty() || !installed_engine_daemon(sys, c.runtime).empty()) {
+        return {};
+    }
+    const bool rhel = ctx.facts.os.family == "rhel";
+    const auto missing = fmt::format(
+        "container.runtime is {}, but {} is not installed on this host (no {} in /usr/local/sbin, "
+        "/usr/local/bin, /usr/sbin, /usr/bin, /sbin, /bin) and container.engine is none, so "
+        "gpuprov would install the toolkit and configure the NVIDIA runtime for an engine that is "
+        "not there",
+        c.runtime, c.runtime, engine_daemon(c.runtime));
+    // A built-in profile cannot be edited: extending it, or leaving the step out, can.
+    constexpr const char* kWithout = "; or leave containers out of this run: --skip "
+                                     "container-toolkit";
+    if (c.runtime == "docker") {
+        const bool containerd = !installed_engine_daemon(sys, "containerd").empty();
+        return fmt::format(
+            "{}. Install Docker first ({}), or set container.engine: {} so gpuprov installs "
+            "it{}{}",
+            missing, kDockerInstall,
+            rhel ? "docker-ce (Docker's repository; RHEL ships podman, not Docker)"
+                 : "docker.io (the distro's) or docker-ce (Docker's repository)",
+            containerd ? ", or set container.runtime: containerd (containerd is installed here)"
+                       : "",
+            kWithout);
+    }
+    if (c.runtime == "containerd") {
+        return fmt::format("{}. Install containerd first, or set container.engine: {} so "
+                           "gpuprov installs it{}",
+                           missing,
+                           rhel ? "docker-ce (containerd.io from Docker's repository)"
+                                : "containerd (the distro's) or docker-ce (containerd.io from "
+                                  "Docker's repository)",
+                           kWithout);
+    }
+    return fmt::format("{}. Install CRI-O first (https://cri-o.io; gpuprov does not install it), "
+                       "or set container.runtime to the engine this host runs{}",
+                       missing, kWithout);
+}
+
+Command engine_restart_command(const std::string& runtime) {
+    return {.argv = {"systemctl", "restart", runtime}, .timeout = 300s};
+}
+
+std::optional<Change> engine_restart_change(const StepContext& ctx, const System& sys,
+                                            const PackageManager& pm) {
+    const auto& c = *ctx.profile.container;
+    if (!have_systemctl(sys)) {
+        return std::nullopt;
+    }
+    const auto restart = engine_restart_command(c.runtime);
+    const bool active =
+        sys.query({.argv = {"systemctl", "is-active", "--quiet", c.runtime}, .timeout = 30s}).ok();
+    if (!active) {
+        const auto packages = engine_packages(c.engine);
+        if (packages.empty() || all_installed(sys, pm, packages)) {
+            return std::nullopt; // a stopped engine is left stopped
+        }
+        return command_change(restart, fmt::format("only if {} runs after its install (Debian's "
+                                                   "package starts it): it reads its config only "
+                                                   "at start; no container runs in it yet",
+                                                   c.runtime));
+    }
+    if (c.runtime != "docker") {
+        // Their containers' shims (containerd-shim, CRI-O's conmon) outlive the daemon.
+        return command_change(restart, fmt::format("{} is running and reads its config only at "
+                                                   "start; running containers keep running",
+                                                   c.runtime));
+    }
+    if (live_restore(sys.read_file(kDaemonJsonPath).value_or(""))) {
+        return command_change(restart, "dockerd is running and reads daemon.json only at start; "
+                                       "running containers keep running (\"live-restore\": true "
+                                       "in /etc/docker/daemon.json, once dockerd has loaded it)");
+    }
+    return command_change(restart,
+                          "dockerd is running and reads daemon.json only at start: this STOPS "
+                          "EVERY RUNNING CONTAINER (live-restore is not on in "
+                          "/etc/docker/daemon.json). To keep them running, set \"live-restore\": "
+                          "true there and `systemctl reload docker` before apply");
+}
+
 void apply_container_engine_repo(const StepContext& ctx, System& sys, const PackageManager& pm) {
     const auto& engine = ctx.profile.container->engine;
     if (engine == "docker-ce" && !all_installed(sys, pm, engine_packages(engine))) {
@@ -219,7 +312,7 @@ void configure_runtime(System& sys, const std::string& runtime,
                        const std::vector<std::string>& extra) {
     const auto path = runtime_config_path(runtime);
     const auto before = sys.read_file(path);
-    const auto mode = sys.lstat(path);
+    const auto mode = restorable_mode(sys, path);
     run_checked(sys, runtime_configure_command(runtime, extra));
     if (!before) {
         return;
@@ -229,7 +322,7 @@ void configure_runtime(System& sys, const std::string& runtime,
     if (lost.empty()) {
         return;
     }
-    sys.write_file_atomic(path, *before, mode ? (mode->mode & 07777U) : 0644U);
+    sys.write_file_atomic(path, *before, mode);
     throw HostError(fmt::format(
         "nvidia-ctk runtime configure --runtime={} replaced settings of {} instead of merging "
         "into it ({} lost); gpuprov wrote the original back. Add the nvidia runtime by hand "

@@ -3,6 +3,7 @@
 // around `nvidia-ctk runtime configure`, which edits the engine's own config in place.
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/step.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,23 @@ namespace gpuprov::steps {
 /// blocked with the fix where gpuprov cannot install it (EL has podman, not docker.io).
 void plan_container_engine(const StepContext& ctx, const System& sys, const PackageManager& pm,
                            CheckResult& r);
+
+/// Why the container-toolkit step cannot work on this host, with the fix: container.engine is
+/// `none` (gpuprov installs no engine) and container.runtime's daemon is not installed, so
+/// apply would install the toolkit and configure a runtime for an engine that is not there,
+/// then fail verify. Empty when the engine is installed or the profile has gpuprov install it.
+[[nodiscard]] std::string missing_engine(const StepContext& ctx, const System& sys);
+
+/// `systemctl restart RUNTIME`: the engine reads its config only at start.
+[[nodiscard]] Command engine_restart_command(const std::string& runtime);
+
+/// The restart apply runs after `nvidia-ctk runtime configure` (engine_restart_command), as the
+/// plan shows it: when the engine is active now, with what it does to running containers
+/// (dockerd stops every one unless daemon.json has "live-restore": true; containerd's and
+/// CRI-O's outlive their daemon), and when this step installs the engine, whose package may
+/// start it (no container runs in it yet). nullopt when apply will not restart it.
+[[nodiscard]] std::optional<Change> engine_restart_change(const StepContext& ctx, const System& sys,
+                                                          const PackageManager& pm);
 
 /// Puts Docker's repository in place (key, source, index) when the profile's engine is
 /// docker-ce and its packages are not all installed; nothing otherwise.

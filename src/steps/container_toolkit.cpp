@@ -88,6 +88,12 @@ public:
         if (r.status == StepStatus::blocked) {
             return r;
         }
+        // The plan knows: refused here, before the toolkit is installed for nothing.
+        if (const auto why = missing_engine(ctx, sys); !why.empty()) {
+            r.status = StepStatus::blocked;
+            r.reason = why;
+            return r;
+        }
         // Installed together at one version, as the install guide pins them.
         const auto& packages = names->container_toolkit;
         if (const auto why = wrong_layout(ctx, *names); !why.empty()) {
@@ -139,6 +145,9 @@ public:
             r.changes.push_back(command_change(
                 runtime_configure_command(runtime, kubernetes_configure_flags(ctx.profile)),
                 what + runtime));
+            if (auto restart = engine_restart_change(ctx, sys, *pm)) {
+                r.changes.push_back(std::move(*restart));
+            }
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
             }
@@ -169,11 +178,12 @@ public:
         }
         if (!runtime_configured(sys, ctx.profile)) {
             configure_runtime(sys, runtime, kubernetes_configure_flags(ctx.profile));
-            // A running daemon reads its config only at start.
+            // A running daemon reads its config only at start (the plan shows the restart and
+            // what it does to running containers: engine_restart_change).
             if (have_systemctl(sys) &&
                 sys.run({.argv = {"systemctl", "is-active", "--quiet", runtime}, .timeout = 30s})
                     .ok()) {
-                run_checked(sys, {.argv = {"systemctl", "restart", runtime}, .timeout = 300s});
+                run_checked(sys, engine_restart_command(runtime));
             }
         }
         return StepStatus::done;

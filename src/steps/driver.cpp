@@ -208,7 +208,11 @@ public:
         if (!ctx.profile.driver) {
             return {};
         }
-        return check_driver({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        auto out = check_driver({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        if (auto lock = branch_lock_outcome(ctx, sys)) {
+            out.push_back(std::move(*lock));
+        }
+        return out;
     }
 
     [[nodiscard]] std::string reboot_evidence(const StepContext& ctx,

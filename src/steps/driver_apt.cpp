@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gpuprov/deb_file.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/transaction.hpp>
 
@@ -170,7 +171,9 @@ void plan_off_branch(const StepContext& ctx, const System& sys, const PackageMan
                      const PackageIndex& index, const AptDriver& drv, std::vector<PackagePin>& pins,
                      CheckResult& r) {
     const auto owned = gpuprov_installed_packages(sys);
-    for (const auto& [name, version] : off_branch_packages(sys, pm, ctx.profile.driver->branch)) {
+    for (const auto& off : off_branch_packages(sys, pm, ctx.profile.driver->branch)) {
+        // A named reference, not a structured binding: clang before 16 cannot capture bindings.
+        const std::string& name = off.first;
         if (std::any_of(pins.begin(), pins.end(), [&](const auto& p) { return p.name == name; })) {
             continue;
         }
@@ -343,6 +346,67 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
     if (drv.lock == BranchLock::pin) {
         plan_unholds_for_pin(sys, pm, drv, r);
     }
+}
+
+std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx, const System& sys) {
+    if (!ctx.profile.driver || ctx.facts.os.family != "debian") {
+        return std::nullopt;
+    }
+    const auto& d = *ctx.profile.driver;
+    CheckResult ignored;
+    const auto drv = apt_driver(ctx, ignored);
+    if (!drv || drv->roots.empty() || (drv->lock == BranchLock::hold && !d.hold)) {
+        return std::nullopt;
+    }
+    const auto pm = make_package_manager(ctx.facts);
+    auto names = installed_driver_closure(sys, *pm, drv->roots);
+    if (const auto* pkg = ctx.matrix.package_names("debian")) {
+        for (const auto& n : pkg->fabric_manager_for(branch_number(d.branch))) {
+            if (pm->installed(sys, n) && !contains(names, n)) {
+                names.push_back(n);
+            }
+        }
+    }
+    if (names.empty()) {
+        return std::nullopt;
+    }
+    CheckOutcome c{.id = "driver.branch-lock",
+                   .step = "driver",
+                   .command = "apt-cache policy " + join(names, " "),
+                   .expected = fmt::format("no driver, fabric manager or NSCQ package with an "
+                                           "upgrade candidate outside branch {} (what "
+                                           "dist-upgrade and unattended-upgrades would install)",
+                                           d.branch)};
+    std::map<std::string, std::string> candidates;
+    try {
+        candidates = pm->candidates(sys, names);
+    } catch (const Error& e) {
+        c.found = e.what();
+        c.fix = "see why apt-cache policy failed; the branch lock cannot be judged without it";
+        return c;
+    }
+    std::vector<std::string> moving;
+    for (const auto& n : names) {
+        const auto it = candidates.find(n);
+        if (it == candidates.end() || pm->held(sys, n)) {
+            continue; // held: the candidate is never installed
+        }
+        if (const auto b = driver_branch_of(it->second); !b.empty() && b != d.branch) {
+            moving.push_back(n + " " + it->second);
+        }
+    }
+    c.passed = moving.empty();
+    c.found = c.passed ? fmt::format("every candidate is of branch {} ({} packages)", d.branch,
+                                     names.size())
+                       : "would move to another branch: " + join(moving, ", ");
+    if (!c.passed) {
+        c.fix = drv->lock == BranchLock::pin
+                    ? fmt::format("apt install --reinstall {} (NVIDIA's pin) and look for a "
+                                  "higher-priority pin in /etc/apt/preferences.d/",
+                                  drv->pin_package)
+                    : "gpuprov apply PROFILE --only driver,fabric-manager (holds the closure)";
+    }
+    return c;
 }
 
 std::string driver_target_version(const StepContext& ctx, const System& sys,

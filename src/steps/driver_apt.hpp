@@ -31,6 +31,13 @@ struct AptDriver {
 void check_apt_driver(const StepContext& ctx, const System& sys, const PackageManager& pm,
                       const AptDriver& drv, CheckResult& r);
 
+/// Whether the branch lock holds by its effect: no installed driver, fabric manager or NSCQ
+/// package has an upgrade candidate of another branch (apt-cache policy: what dist-upgrade and
+/// unattended-upgrades would install), held ones aside. nullopt where no lock is asked (hold:
+/// false on a suffixed branch) or nothing is installed yet.
+[[nodiscard]] std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx,
+                                                              const System& sys);
+
 /// The upstream driver version ("595.91.07") the driver step has installed or will install, for
 /// the parts that must equal it (fabric manager, NSCQ); empty when unknown.
 [[nodiscard]] std::string driver_target_version(const StepContext& ctx, const System& sys,

@@ -75,7 +75,7 @@ std::vector<std::string> clean_leftover_temp_files(System& sys,
     Sweep sweep{sys, {}};
     // Written by apply only, which holds the run lock.
     for (const char* d : {"/etc/apt/sources.list.d", "/usr/share/keyrings", "/etc/modprobe.d",
-                          "/etc/profile.d", "/usr/local/bin"}) {
+                          "/etc/profile.d", "/usr/local/bin", "/etc/logrotate.d"}) {
         sweep.dir(d, 0, false);
     }
     sweep.dir("/etc/systemd/system", 1, false); // units, drop-in *.d and *.wants directories

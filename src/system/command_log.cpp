@@ -31,6 +31,17 @@ void log_stream(std::string_view name, const std::string& text) {
     }
 }
 
+/// "0 B", "512 B", "2.1 KiB", "3.4 MiB".
+std::string size_text(std::size_t bytes) {
+    if (bytes < 1024) {
+        return fmt::format("{} B", bytes);
+    }
+    if (bytes < 1024 * 1024) {
+        return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+    }
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024 * 1024));
+}
+
 } // namespace
 
 std::string describe_outcome(const CommandResult& r) {
@@ -55,12 +66,19 @@ std::string describe_outcome(const CommandResult& r) {
 void log_command(const Command& cmd, const CommandResult& result,
                  std::chrono::steady_clock::duration took, bool changes) {
     const auto seconds = std::chrono::duration<double>(took).count();
-    const auto line = fmt::format("{} `{}` -> {} in {:.3f} s", changes ? "run" : "query",
-                                  display_argv(cmd.argv), describe_outcome(result), seconds);
+    auto line = fmt::format("{} `{}` -> {} in {:.3f} s", changes ? "run" : "query",
+                            display_argv(cmd.argv), describe_outcome(result), seconds);
+    if (!cmd.log_output) {
+        line += fmt::format(" (stdout {}, stderr {}, not logged)", size_text(result.out.size()),
+                            size_text(result.err.size()));
+    }
     if (changes) {
         spdlog::info("{}", line);
     } else {
         spdlog::debug("{}", line);
+    }
+    if (!cmd.log_output) {
+        return;
     }
     log_stream("stdout", result.out);
     log_stream("stderr", result.err);

@@ -20,7 +20,7 @@ std::string describe(const fs::path& p, const FileInfo& info) {
 
 /// What is wrong with one component, or empty. `last`: the file itself, not a directory above.
 std::string component_problem(const fs::path& p, const FileInfo& info, bool last,
-                              const fs::path& file) {
+                              const fs::path& file, TrustedKind kind) {
     const auto type = info.mode & S_IFMT;
     const bool dir = type == S_IFDIR;
     const bool link = type == S_IFLNK;
@@ -35,6 +35,17 @@ std::string component_problem(const fs::path& p, const FileInfo& info, bool last
         return {}; // a link's own mode means nothing; its target is checked next
     }
     const bool writable = (info.mode & (S_IWGRP | S_IWOTH)) != 0;
+    if (last && kind == TrustedKind::directory) {
+        if (!dir) {
+            return fmt::format("{} is not a directory", describe(p, info));
+        }
+        if (writable) {
+            return fmt::format("directory {} is writable by group or others, who can add or "
+                               "replace what root runs from it; fix: chmod go-w {}",
+                               describe(p, info), p.string());
+        }
+        return {};
+    }
     if (dir && writable && (info.mode & S_ISVTX) == 0) {
         return fmt::format("directory {}{} is writable by group or others, who can replace what "
                            "is in it; fix: chmod go-w {}, or keep the file in a root-only "
@@ -53,20 +64,27 @@ std::string component_problem(const fs::path& p, const FileInfo& info, bool last
 
 } // namespace
 
-std::optional<std::string> untrusted_reason(const System& sys, const fs::path& path) {
+std::optional<std::string> untrusted_reason(const System& sys, const fs::path& path,
+                                            TrustedKind kind) {
     if (!path.is_absolute()) {
         return fmt::format("{} is not an absolute path", path.string());
     }
+    // Empty and "." parts (a trailing slash) are dropped up front, so the last part left is
+    // the one checked as the file or directory itself.
     std::deque<fs::path> todo;
     for (const auto& part : path.relative_path()) {
-        todo.push_back(part);
+        if (!part.empty() && part != ".") {
+            todo.push_back(part);
+        }
     }
     fs::path at = "/";
     const auto root = sys.lstat(at);
     if (!root) {
         return std::string("cannot stat /");
     }
-    if (auto bad = component_problem(at, *root, false, path); !bad.empty()) {
+    // "/" itself is the last component only when it is the directory asked about.
+    const bool only_root = todo.empty() && kind == TrustedKind::directory;
+    if (auto bad = component_problem(at, *root, only_root, path, kind); !bad.empty()) {
         return bad;
     }
     int links = 0;
@@ -85,7 +103,7 @@ std::optional<std::string> untrusted_reason(const System& sys, const fs::path& p
         if (!info) {
             return fmt::format("cannot stat {} (missing or unreadable)", next.string());
         }
-        if (auto bad = component_problem(next, *info, todo.empty(), path); !bad.empty()) {
+        if (auto bad = component_problem(next, *info, todo.empty(), path, kind); !bad.empty()) {
             return bad;
         }
         if ((info->mode & S_IFMT) != S_IFLNK) {
@@ -101,7 +119,9 @@ std::optional<std::string> untrusted_reason(const System& sys, const fs::path& p
         }
         std::deque<fs::path> rest;
         for (const auto& t : target->relative_path()) {
-            rest.push_back(t);
+            if (!t.empty() && t != ".") {
+                rest.push_back(t);
+            }
         }
         todo.insert(todo.begin(), rest.begin(), rest.end());
         if (target->is_absolute()) {
@@ -111,8 +131,9 @@ std::optional<std::string> untrusted_reason(const System& sys, const fs::path& p
     return std::nullopt;
 }
 
-void require_trusted(const System& sys, const fs::path& path, std::string_view what) {
-    if (const auto why = untrusted_reason(sys, path)) {
+void require_trusted(const System& sys, const fs::path& path, std::string_view what,
+                     TrustedKind kind) {
+    if (const auto why = untrusted_reason(sys, path, kind)) {
         throw HostError(fmt::format("refusing the {} {}: as root gpuprov only uses files no one "
                                     "but root can change. {}; or pass --allow-untrusted to use it "
                                     "anyway",

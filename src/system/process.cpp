@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,6 +109,55 @@ void close_inherited_fds(posix_spawn_file_actions_t* actions) {
     }
     ::closedir(dir);
 }
+
+bool g_force_chdir_fallback = false;
+
+// The child starts in Command::cwd. glibc 2.29 has posix_spawn_file_actions_addchdir_np, looked
+// up at run time as above; on older glibc (EL 8's 2.28) gpuprov moves itself there around
+// posix_spawn and back (ParentCwd), which is safe since no other thread of gpuprov's runs
+// anything meanwhile.
+bool add_chdir(posix_spawn_file_actions_t* actions, const std::filesystem::path& dir) {
+    using Chdir = int (*)(posix_spawn_file_actions_t*, const char*);
+    static const auto addchdir =
+        reinterpret_cast<Chdir>(::dlsym(RTLD_DEFAULT, "posix_spawn_file_actions_addchdir_np"));
+    return !g_force_chdir_fallback && addchdir != nullptr && addchdir(actions, dir.c_str()) == 0;
+}
+
+/// gpuprov's own working directory moved to `dir` while alive, and back afterwards.
+class ParentCwd {
+public:
+    ParentCwd() = default;
+    ParentCwd(const ParentCwd&) = delete;
+    ParentCwd& operator=(const ParentCwd&) = delete;
+    ~ParentCwd() { leave(); }
+    /// Back where gpuprov was (at once after the spawn: nothing else runs from there).
+    void leave() {
+        if (m_saved >= 0) {
+            (void)::fchdir(m_saved);
+            ::close(m_saved);
+            m_saved = -1;
+        }
+    }
+    /// false, with errno set and nothing changed, when gpuprov's own directory cannot be
+    /// held open (to come back to) or `dir` cannot be entered.
+    bool enter(const std::filesystem::path& dir) {
+        m_saved = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (m_saved < 0) {
+            return false;
+        }
+        if (::chdir(dir.c_str()) != 0) {
+            const int e = errno;
+            ::close(m_saved);
+            m_saved = -1;
+            errno = e;
+            return false;
+        }
+        return true;
+    }
+
+private:
+    int m_saved = -1;
+};
 
 // A pipe whose ends are both above stderr: when gpuprov itself runs with 0, 1 or 2 closed, a
 // pipe end could otherwise be fd 0..2 and be overwritten by the child's dup2 of another.
@@ -467,6 +517,10 @@ CommandResult not_started(std::string why, bool not_found) {
 
 } // namespace
 
+void force_chdir_fallback(bool on) {
+    g_force_chdir_fallback = on;
+}
+
 CommandResult run_process(const Command& cmd) {
     if (cmd.argv.empty()) {
         return not_started("empty argv", true);
@@ -490,6 +544,16 @@ CommandResult run_process(const Command& cmd) {
                                (path == env_strings.end() ? std::string("an empty PATH") : *path),
                            true);
     }
+    if (!cmd.cwd.empty()) {
+        struct stat st {};
+        const bool found = ::stat(cmd.cwd.c_str(), &st) == 0;
+        if (!found || !S_ISDIR(st.st_mode)) {
+            return not_started(fmt::format("{}: cannot start in {}: {}", cmd.argv[0],
+                                           cmd.cwd.string(),
+                                           found ? "not a directory" : std::strerror(errno)),
+                               false);
+        }
+    }
     auto in = make_pipe();
     auto out = make_pipe();
     auto err = make_pipe();
@@ -503,6 +567,14 @@ CommandResult run_process(const Command& cmd) {
     posix_spawn_file_actions_adddup2(&actions, out->write.get(), 1);
     posix_spawn_file_actions_adddup2(&actions, err->write.get(), 2);
     close_inherited_fds(&actions);
+    ParentCwd parent_cwd;
+    if (!cmd.cwd.empty() && !add_chdir(&actions, cmd.cwd) && !parent_cwd.enter(cmd.cwd)) {
+        const int e = errno;
+        posix_spawn_file_actions_destroy(&actions);
+        return not_started(fmt::format("{}: cannot start in {}: {}", cmd.argv[0], cmd.cwd.string(),
+                                       std::strerror(e)),
+                           false);
+    }
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     // Own process group, so a deadline or a stop ends the command and everything it started.
@@ -524,6 +596,7 @@ CommandResult run_process(const Command& cmd) {
     auto envp = c_strings(env_strings);
     pid_t pid = 0;
     const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
+    parent_cwd.leave();
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {

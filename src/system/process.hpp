@@ -12,6 +12,11 @@ namespace gpuprov::detail {
 /// Command::idle_timeout, or running when gpuprov is asked to stop (unless
 /// Command::finish_on_stop) is ended with its whole group: SIGTERM, 2 s grace, SIGKILL, reap.
 /// Both pipes are read throughout, so a child never blocks on a full pipe.
+/// Command::cwd: the child starts there (posix_spawn_file_actions_addchdir_np on glibc >= 2.29,
+/// gpuprov itself changing directory around the spawn before that).
 CommandResult run_process(const Command& cmd);
+
+/// Tests only: use the pre-2.29 way of starting a child in Command::cwd on any glibc.
+void force_chdir_fallback(bool on);
 
 } // namespace gpuprov::detail

@@ -51,23 +51,31 @@ expect_exit 1 "plan --detailed-exitcode blocked" "$bin" --root "$fixtures/hosts/
 expect_exit 2 "detailed exit code with changes" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nouveau --detailed-exitcode
 expect_exit 0 "plain exit code with changes" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nouveau
 expect_exit 0 "detailed exit code, nothing to do" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only fabric-manager --detailed-exitcode
-# Usage errors exit 2 (design.md).
-expect_exit 2 "unknown step id" "$bin" plan cv-train --only nvidia
+# Usage errors exit 64 (EX_USAGE), never 2: a cron job reading `plan --detailed-exitcode` must
+# not take a typo for pending changes (docs/exit-codes.md).
+expect_exit 64 "unknown step id" "$bin" plan cv-train --only nvidia
 grep -q "step ids are" $scratch/err && ok || bad "unknown step id message lists the ids"
-expect_exit 2 "unknown flag" "$bin" plan cv-train --no-such-flag
+expect_exit 64 "unknown step id with --detailed-exitcode" "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --only nvidia --detailed-exitcode
+expect_exit 64 "unknown flag" "$bin" plan cv-train --no-such-flag
+expect_exit 64 "bad flag value" "$bin" apply cv-train --dry-run --reboot sometimes
+expect_exit 64 "bad global flag value" "$bin" --log-level loud facts
+expect_exit 64 "missing subcommand" "$bin"
+expect_exit 64 "missing argument" "$bin" plan
 expect_exit 0 "--help" "$bin" plan --help
-expect_exit 2 "--root that does not exist" "$bin" --root /nonexistent/gpuprov-root plan cv-train
+expect_exit 0 "--version" "$bin" --version
+expect_exit 64 "--root that does not exist" "$bin" --root /nonexistent/gpuprov-root plan cv-train
 grep -q "no such directory" $scratch/err && ok || bad "--root message: $(head -c 200 $scratch/err)"
-expect_exit 2 "--root that is a file" "$bin" --root "$fixtures/hosts/debian-12/etc/os-release" facts
+expect_exit 64 "--root that is a file" "$bin" --root "$fixtures/hosts/debian-12/etc/os-release" facts
 grep -q "not a directory" $scratch/err && ok || bad "--root file message: $(head -c 200 $scratch/err)"
-expect_exit 2 "apply --root is refused" "$bin" --root "$fixtures/hosts/debian-12" apply cv-train --yes
+expect_exit 64 "apply --root is refused" "$bin" --root "$fixtures/hosts/debian-12" apply cv-train --yes
 grep -q "is refused" $scratch/err && ok || bad "apply --root message: $(head -c 200 $scratch/err)"
 # verify takes the same filters as apply, and refuses unknown ids the same way.
-expect_exit 2 "verify --skip unknown" "$bin" verify cv-train --skip nvidia
-# An unknown command is named, with the nearest one, and exits 2 (global options skipped).
-expect_exit 2 "unknown command" "$bin" --log-level info plna cv-train
+expect_exit 64 "verify --skip unknown" "$bin" verify cv-train --skip nvidia
+expect_exit 64 "apply --only unknown" "$bin" apply cv-train --dry-run --only nvidia
+# An unknown command is named, with the nearest one, and exits 64 (global options skipped).
+expect_exit 64 "unknown command" "$bin" --log-level info plna cv-train
 grep -q "unknown command 'plna'; did you mean 'plan'?" $scratch/err && ok || bad "no suggestion: $(cat $scratch/err)"
-expect_exit 2 "unknown command, nothing near" "$bin" frobnicate
+expect_exit 64 "unknown command, nothing near" "$bin" frobnicate
 grep -q "unknown command 'frobnicate' (commands: profiles, facts, plan" $scratch/err && ok || bad "no command list: $(cat $scratch/err)"
 # status: its exit code says how the last run ended.
 st=$(mktemp -d)
@@ -78,6 +86,16 @@ printf '{"schema":1,"result":"reboot-required","steps":[]}\n' >"$st/var/lib/gpup
 expect_exit 3 "status with a reboot pending" "$bin" --root "$st" status
 printf '{"schema":1,"result":"done","steps":[]}\n' >"$st/var/lib/gpuprov/state.json"
 expect_exit 0 "status after a good run" "$bin" --root "$st" status
+# A journal left "running": killed (no gpuprov holds /run/gpuprov.lock) is not success, and a
+# run that holds the lock is still going (flock(1) holds it as apply does).
+printf '{"schema":1,"result":"running","steps":[]}\n' >"$st/var/lib/gpuprov/state.json"
+expect_exit 1 "status after a killed run" "$bin" --root "$st" status
+grep -q "result interrupted" $scratch/out && ok || bad "status does not say interrupted: $(cat $scratch/out)"
+expect_exit 1 "status --json after a killed run" "$bin" --root "$st" status --json
+[[ "$(json_get 'd["result"]' <$scratch/out)" == interrupted ]] && ok || bad "status --json result: $(cat $scratch/out)"
+mkdir -p "$st/run"
+expect_exit 4 "status while a run holds the lock" flock "$st/run/gpuprov.lock" "$bin" --root "$st" status
+grep -q "result running" $scratch/out && ok || bad "status does not say running: $(cat $scratch/out)"
 rm -rf "$st"
 
 # Malformed profiles: exit 1 with file:line:col, nothing written.
@@ -105,7 +123,7 @@ host:
   disk: {path: /, free_gib: 500}
 steps: {skip: [monitoring]}
 PROFILE
-expect_exit 2 "cloud-init --install-from without --sha256" "$bin" cloud-init "$ci/my.yaml" --install-from https://example.com/gpuprov
+expect_exit 64 "cloud-init --install-from without --sha256" "$bin" cloud-init "$ci/my.yaml" --install-from https://example.com/gpuprov
 expect_exit 0 "cloud-init of a file extending cv-train" "$bin" cloud-init "$ci/my.yaml" \
     --install-from https://example.com/gpuprov --sha256 "$(printf gpuprov | sha256sum | cut -c1-64)"
 cp $scratch/out "$ci/user-data"

@@ -124,7 +124,11 @@ void FakeSystem::set_env(const std::string& name, std::string value) {
 }
 
 std::optional<std::string> FakeSystem::file(const std::string& path) const {
-    return read_file(path);
+    const auto it = m_files.find(follow(path));
+    if (it == m_files.end()) {
+        return std::nullopt;
+    }
+    return it->second;
 }
 
 unsigned FakeSystem::mode_of(const std::string& path) const {
@@ -132,7 +136,7 @@ unsigned FakeSystem::mode_of(const std::string& path) const {
     return it == m_modes.end() ? 0644 : it->second;
 }
 
-std::optional<std::string> FakeSystem::read_file(const fs::path& path) const {
+std::string FakeSystem::follow(const fs::path& path) const {
     auto p = norm(path);
     // Follow links the way the kernel would, so /etc/os-release -> ../usr/lib/os-release works.
     for (int hops = 0; hops < 8; ++hops) {
@@ -143,7 +147,12 @@ std::optional<std::string> FakeSystem::read_file(const fs::path& path) const {
         const fs::path target(link->second);
         p = norm(target.is_absolute() ? target : fs::path(p).parent_path() / target);
     }
-    const auto it = m_files.find(p);
+    return p;
+}
+
+std::optional<std::string> FakeSystem::read_file(const fs::path& path) const {
+    files_read.push_back(norm(path));
+    const auto it = m_files.find(follow(path));
     if (it == m_files.end()) {
         return std::nullopt;
     }
@@ -240,6 +249,26 @@ std::optional<FileInfo> FakeSystem::lstat(const fs::path& path) const {
                     .mode = type | perms};
 }
 
+std::optional<FileInfo> FakeSystem::stat(const fs::path& path) const {
+    const auto p = follow(path);
+    if (m_links.count(p) != 0) {
+        return std::nullopt; // a loop, or more hops than the fake follows
+    }
+    return lstat(p);
+}
+
+std::optional<bool> FakeSystem::same_content(const fs::path& a, const fs::path& b) const {
+    compared.push_back(norm(a));
+    compared.push_back(norm(b));
+    // Not through read_file(): files_read records whole reads, which this is not.
+    const auto ca = m_files.find(follow(a));
+    const auto cb = m_files.find(follow(b));
+    if (ca == m_files.end() || cb == m_files.end()) {
+        return std::nullopt;
+    }
+    return ca->second == cb->second;
+}
+
 CommandResult FakeSystem::answer(const Command& cmd) const {
     if (const auto it = m_commands.find(cmd.argv); it != m_commands.end()) {
         return it->second;
@@ -261,11 +290,13 @@ CommandResult FakeSystem::answer(const Command& cmd) const {
 
 CommandResult FakeSystem::query(const Command& cmd) const {
     queries.push_back(cmd.argv);
+    commands_seen.push_back(cmd);
     return answer(cmd);
 }
 
 CommandResult FakeSystem::run(const Command& cmd) {
     commands_ran.push_back(cmd.argv);
+    commands_seen.push_back(cmd);
     return answer(cmd);
 }
 
@@ -294,6 +325,8 @@ std::chrono::system_clock::time_point FakeSystem::now() const {
 
 void FakeSystem::write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
     files_written.push_back(norm(path));
+    // The rename replaces a link itself, never its target, as rename(2) does.
+    m_links.erase(norm(path));
     add_file(path.string(), std::string(content));
     m_modes[norm(path)] = mode;
 }

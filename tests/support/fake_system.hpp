@@ -55,7 +55,10 @@ public:
     // ---- what happened ----
     std::vector<std::vector<std::string>> commands_ran;    ///< run() calls, in order
     mutable std::vector<std::vector<std::string>> queries; ///< query() calls, in order
-    std::vector<std::string> files_written;                ///< write_file_atomic paths, in order
+    /// Every query() and run() call in full (cwd, log_output, ...), in order.
+    mutable std::vector<Command> commands_seen;
+    std::vector<std::string> files_written;      ///< write_file_atomic paths, in order
+    mutable std::vector<std::string> files_read; ///< read_file paths, as asked, in order
     std::vector<std::string> files_removed;
     mutable std::vector<std::string> urls_fetched;
     mutable std::chrono::milliseconds slept{0};
@@ -76,6 +79,14 @@ public:
     /// Files, directories and links are root's (uid 0, gid 0) unless set_owner said otherwise;
     /// files have their written mode (0644 by default), directories 0755, links 0777.
     [[nodiscard]] std::optional<FileInfo> lstat(const std::filesystem::path&) const override;
+    /// lstat() of what the links lead to, followed the way read_file() does.
+    [[nodiscard]] std::optional<FileInfo> stat(const std::filesystem::path&) const override;
+    /// read_file() of both compared; nullopt when either is missing.
+    [[nodiscard]] std::optional<bool> same_content(const std::filesystem::path& a,
+                                                   const std::filesystem::path& b) const override;
+    /// Paths same_content() was asked about, in order (a plan must not compare when apply
+    /// would not copy).
+    mutable std::vector<std::string> compared;
     [[nodiscard]] CommandResult query(const Command&) const override;
     [[nodiscard]] FetchResult fetch(const FetchRequest&) const override;
     [[nodiscard]] std::optional<std::string> env(std::string_view name) const override;
@@ -96,6 +107,8 @@ public:
 
 private:
     [[nodiscard]] CommandResult answer(const Command&) const;
+    /// The path with every link in its last component followed (at most 8 hops).
+    [[nodiscard]] std::string follow(const std::filesystem::path&) const;
     std::map<std::string, std::string> m_files;
     std::map<std::string, unsigned> m_modes;
     std::map<std::string, std::pair<unsigned, unsigned>> m_owners; ///< uid, gid

@@ -165,6 +165,22 @@ public:
         return installed_requires(dpkg_database(sys), package);
     }
 
+    [[nodiscard]] std::map<std::string, std::string>
+    candidates(const System& sys, const std::vector<std::string>& packages) const override {
+        if (packages.empty()) {
+            return {};
+        }
+        std::vector<std::string> argv{"apt-cache", "policy"};
+        argv.insert(argv.end(), packages.begin(), packages.end());
+        // C locale: the field names are translated otherwise ("Kandidat:").
+        const auto r = sys.query({.argv = argv, .timeout = 120s, .env = {{"LC_ALL", "C"}}});
+        if (!r.ok()) {
+            throw CommandError(fmt::format("`{}` failed (exit {}): {}", display_argv(argv),
+                                           r.exit_code, std::string(trim(tail_lines(r.err, 4)))));
+        }
+        return parse_apt_policy(r.out);
+    }
+
     [[nodiscard]] std::vector<std::string> installed_names(const System& sys) const override {
         std::vector<std::string> out;
         for (const auto& e : dpkg_database(sys).records()) {
@@ -307,6 +323,27 @@ std::optional<AptStatus> parse_apt_status_line(std::string_view line) {
         return st;
     }
     return std::nullopt;
+}
+
+std::map<std::string, std::string> parse_apt_policy(std::string_view output) {
+    // apt-private/private-cacheset.cc (policy): "NAME:" at the start of a line, then indented
+    // "Installed: V", "Candidate: V" and the version table.
+    std::map<std::string, std::string> out;
+    std::string current;
+    for (const auto& raw : lines(output)) {
+        std::string_view line = raw;
+        if (!line.empty() && line.front() != ' ' && line.back() == ':') {
+            current = std::string(line.substr(0, line.size() - 1));
+            continue;
+        }
+        const auto t = trim(line);
+        if (!current.empty() && starts_with(t, "Candidate:")) {
+            const auto v = trim(t.substr(10));
+            out[current] = v == "(none)" ? std::string() : std::string(v);
+            current.clear();
+        }
+    }
+    return out;
 }
 
 std::string apt_list_name(std::string_view uri) {

@@ -19,6 +19,20 @@ std::string with_slash(std::string_view url) {
     return s;
 }
 
+/// sources.list(5) options that switch a check off: signatures (trusted, allow-insecure,
+/// allow-weak, allow-downgrade-to-insecure) or the Release's expiry (check-valid-until=no).
+/// `value` is the option's value, any case.
+bool weakens(std::string_view option, std::string_view value) {
+    const auto o = to_lower(trim(option));
+    const auto v = to_lower(trim(value));
+    if (o == "check-valid-until") {
+        return v == "no" || v == "false" || v == "without-nc";
+    }
+    return (o == "trusted" || o == "allow-insecure" || o == "allow-weak" ||
+            o == "allow-downgrade-to-insecure") &&
+           (v == "yes" || v == "true" || v == "with");
+}
+
 std::vector<std::string> words(std::string_view s) {
     std::vector<std::string> out;
     for (auto& w : split(s, ' ')) {
@@ -43,6 +57,7 @@ std::optional<ForeignSource> from_list(const std::string& file, std::string_view
             continue;
         }
         std::string signed_by;
+        std::vector<std::string> weakening;
         std::size_t i = 1;
         if (i < w.size() && starts_with(w[i], "[")) {
             // Options run to the word that ends with ']' ("[arch=amd64 signed-by=/k.gpg]").
@@ -56,6 +71,10 @@ std::optional<ForeignSource> from_list(const std::string& file, std::string_view
                 if (starts_with(to_lower(opt), "signed-by=")) {
                     signed_by = opt.substr(10);
                 }
+                if (const auto eq = opt.find('=');
+                    eq != std::string::npos && weakens(opt.substr(0, eq), opt.substr(eq + 1))) {
+                    weakening.push_back(opt);
+                }
                 if (last) {
                     ++i;
                     break;
@@ -63,7 +82,7 @@ std::optional<ForeignSource> from_list(const std::string& file, std::string_view
             }
         }
         if (i < w.size() && with_slash(w[i]) == url) {
-            return ForeignSource{file, n, signed_by};
+            return ForeignSource{file, n, signed_by, weakening};
         }
     }
     return std::nullopt;
@@ -83,6 +102,7 @@ std::optional<ForeignSource> from_sources(const std::string& file, std::string_v
         std::string uris;
         std::string signed_by;
         std::string enabled = "yes";
+        std::vector<std::string> weakening;
         std::string* field = nullptr;
         for (; i < all.size() && !trim(all[i]).empty(); ++i) {
             const auto& line = all[i];
@@ -101,6 +121,9 @@ std::optional<ForeignSource> from_sources(const std::string& file, std::string_v
             }
             const auto name = to_lower(trim(line.substr(0, colon)));
             const auto value = std::string(trim(line.substr(colon + 1)));
+            if (weakens(name, value)) {
+                weakening.push_back(std::string(trim(line)));
+            }
             field = name == "types"       ? &types
                     : name == "uris"      ? &uris
                     : name == "signed-by" ? &signed_by
@@ -117,7 +140,7 @@ std::optional<ForeignSource> from_sources(const std::string& file, std::string_v
         }
         for (const auto& u : words(uris)) {
             if (with_slash(u) == url) {
-                return ForeignSource{file, start, signed_by};
+                return ForeignSource{file, start, signed_by, weakening};
             }
         }
     }

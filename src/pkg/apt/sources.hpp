@@ -8,6 +8,7 @@
 #include <gpuprov/system.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuprov::pkg {
 
@@ -15,6 +16,10 @@ struct ForeignSource {
     std::string file;      ///< the .list or .sources file (or /etc/apt/sources.list)
     int line = 0;          ///< where the entry starts, 1-based
     std::string signed_by; ///< its Signed-By / signed-by= value; empty when it has none
+    /// Options that weaken apt's checks of this source, as written ("trusted=yes",
+    /// "Allow-Insecure: yes", "check-valid-until=no"; sources.list(5)): with any of them a
+    /// pinned key checks nothing.
+    std::vector<std::string> weakening;
 };
 
 /// The first enabled `deb` entry for `url` (compared with a trailing '/') in

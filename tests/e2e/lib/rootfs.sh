@@ -328,11 +328,16 @@ rootfs_install_module_tools() {
 # The simulated host's container engine: Debian's docker.io paths (lib/docker-standin), so
 # verify's container.engine check finds dockerd. Scenarios about a host without Docker remove it
 # (rootfs_remove_docker).
+# Its unit, where docker.io ships it, lets the systemctl stand-in start or restart it (a scenario
+# that wants it running marks it active: /run/e2e-systemd/docker.service.active).
 rootfs_install_docker() {
     install -D -m 0755 "$E2E_DIR/lib/docker-standin" "$1/usr/sbin/dockerd"
     install -D -m 0755 "$E2E_DIR/lib/docker-standin" "$1/usr/bin/docker"
+    mkdir -p "$1/lib/systemd/system"
+    printf '[Unit]\nDescription=Docker Application Container Engine (gpuprov e2e stand-in)\n\n[Service]\nExecStart=/usr/sbin/dockerd -H fd://\n\n[Install]\nWantedBy=multi-user.target\n' \
+        >"$1/lib/systemd/system/docker.service"
 }
-rootfs_remove_docker() { rm -f "$1/usr/sbin/dockerd" "$1/usr/bin/docker"; }
+rootfs_remove_docker() { rm -f "$1/usr/sbin/dockerd" "$1/usr/bin/docker" "$1/lib/systemd/system/docker.service"; }
 
 rootfs_trust_ca() { # ROOT CA_PEM
     cat "$2" >>"$1/etc/ssl/certs/ca-certificates.crt"

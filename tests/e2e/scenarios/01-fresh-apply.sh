@@ -68,6 +68,23 @@ check "log: the refresh and the install carry the same run id" \
     test "$(rid 'run `apt-get update')" = "$(rid 'run `apt-get install')"
 check "log: apply and verify are two runs" test "$(grep -o 'run=[0-9a-f]\{8\}' "$LOG" | sort -u | wc -l)" -eq 2
 check "log: not world-readable" test "$(stat -c %a "$LOG")" = 640
+# No package installed gpuprov here (apply ran /usr/local/bin/gpuprov): apply put the rule the
+# packages ship in place, so the log is rotated (issue 26 item 5).
+check "logrotate's rule for the log, as the packages ship it" \
+    cmp -s "$REPO_ROOT/dist/logrotate/gpuprov" "$ROOT/etc/logrotate.d/gpuprov"
+# The metrics timer's run, every minute: a few summary lines with sizes, never the output of
+# nvidia-smi and the kernel log it reads.
+lines_before=$(wc -l <"$LOG")
+gp metrics --textfile /var/lib/prometheus/node-exporter
+expect_rc "metrics" 0
+metrics_log=$(tail -n +"$((lines_before + 1))" "$LOG")
+printf '%s\n' "$metrics_log" >"$OUT/metrics-run.log"
+check "metrics logs no command output" bash -c '! grep -Eq "(stdout|stderr)\| " "$1"' _ "$OUT/metrics-run.log"
+assert_grep "metrics logs each probe's size" \
+    'query `nvidia-smi --query-gpu=.*` -> exit 0 in [0-9.]+ s \(stdout [0-9.]+ (B|KiB), stderr 0 B, not logged\)' \
+    "$OUT/metrics-run.log"
+check "metrics adds at most 10 lines to the log ($(wc -l <"$OUT/metrics-run.log"))" \
+    test "$(wc -l <"$OUT/metrics-run.log")" -le 10
 assert_eq "journal result" "done" "$(journal_result)"
 assert_eq "dpkg --audit is empty" "" "$(dpkg_audit)"
 assert_no_tmp_files

@@ -2,9 +2,11 @@
 # (h) nouveau holds the GPUs: apply blacklists it, installs the driver, stops with exit 3
 # (reboot-required) and enables gpuprov-resume.service; after the "reboot" the unit's own
 # ExecStart finishes the job and removes the unit. The unit reruns the same apply from stable
-# places: the installed binary, the profile copied under /etc/gpuprov/, and the run's filters
-# (this run skips monitoring, and the resumed run must too). The journal records the boot id of
-# the reboot request; the "reboot" changes it.
+# places: the installed binary, the profile copied under /etc/gpuprov/resume/, and the run's
+# filters (this run skips monitoring, and the resumed run must too). The profile apply ran
+# extends the operator's /etc/gpuprov/e2e-debian12.yaml and so inherits its name: the copy must
+# never land on that file. The journal records the boot id of the reboot request; the "reboot"
+# changes it.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -14,13 +16,17 @@ UNIT=/etc/systemd/system/gpuprov-resume.service
 WANTS=/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service
 
 BOOT_ID=/proc/sys/kernel/random/boot_id
-INSTALLED_PROFILE=/etc/gpuprov/e2e-debian12.yaml # the profile's name: e2e-debian12
+INSTALLED_PROFILE=/etc/gpuprov/resume/e2e-debian12.yaml # the profile's name: e2e-debian12
+OPERATORS_PROFILE=/etc/gpuprov/e2e-debian12.yaml        # the operator's, named like the profile
 METRICS_TIMER=/etc/systemd/system/gpuprov-metrics.timer
 mkdir -p "$ROOT$(dirname "$BOOT_ID")"
 echo 3f0b6a1c-0000-4000-8000-00000000b001 >"$ROOT$BOOT_ID"
 
-# The user's profile path may not survive the reboot (/tmp); the unit must not depend on it.
-cp "$ROOT$PROFILE_IN_ROOT" "$ROOT/tmp/p.yaml"
+# The user's profile path may not survive the reboot (/tmp); the unit must not depend on it. It
+# extends the operator's profile, whose name (e2e-debian12) it inherits.
+cp "$ROOT$PROFILE_IN_ROOT" "$ROOT$OPERATORS_PROFILE"
+cp "$ROOT$OPERATORS_PROFILE" "$OUT/operators-profile.yaml"
+printf 'extends: %s\n' "$OPERATORS_PROFILE" >"$ROOT/tmp/p.yaml"
 gp apply /tmp/p.yaml --yes --skip monitoring
 expect_rc "apply with nouveau loaded" 3
 assert_eq "journal result" reboot-required "$(journal_result)"
@@ -33,7 +39,10 @@ assert_grep "resume unit ExecStart: installed binary, installed profile, the run
 check "resume unit never runs a build tree or /proc/self/exe" \
     bash -c "! grep -Eq '/proc/self/exe|/build/|/tmp/p.yaml' '$ROOT$UNIT'"
 assert_file "profile installed for the resume unit" "$ROOT$INSTALLED_PROFILE"
-check "installed profile is the one apply ran" cmp -s "$ROOT/tmp/p.yaml" "$ROOT$INSTALLED_PROFILE"
+check "the operator's profile it extends is untouched" cmp -s "$OUT/operators-profile.yaml" "$ROOT$OPERATORS_PROFILE"
+check "the copy starts with gpuprov's header" grep -q "^# gpuprov's copy of the profile" <(head -n 1 "$ROOT$INSTALLED_PROFILE")
+check "the copy is the profile apply ran, its extends: chain resolved" bash -c \
+    "grep -Eq '^name: \"?e2e-debian12\"?\$' '$ROOT$INSTALLED_PROFILE' && ! grep -q '^extends:' '$ROOT$INSTALLED_PROFILE'"
 check "installed profile is 0644 root:root" test "$(stat -c '%a %u %g' "$ROOT$INSTALLED_PROFILE")" = "644 0 0"
 assert_no_file "monitoring skipped" "$ROOT$METRICS_TIMER"
 # Not blocked by the driver's reboot: the other steps' configuration is done already.
@@ -56,6 +65,7 @@ rm -f "$ROOT/tmp/p.yaml"
 rootfs_reboot "$ROOT"
 check "the module DKMS built loads at boot" grep -q "Kernel Module  $E2E_DRIVER_VERSION " "$ROOT/proc/driver/nvidia/version"
 run_resume_unit "$UNIT"
+check "the operator's profile is still untouched after the resumed run" cmp -s "$OUT/operators-profile.yaml" "$ROOT$OPERATORS_PROFILE"
 assert_no_file "resume unit removed when done" "$ROOT$UNIT"
 assert_no_file "resume unit's wants symlink removed" "$ROOT$WANTS"
 assert_eq "journal result" "done" "$(journal_result)"

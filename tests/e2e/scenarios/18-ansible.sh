@@ -2,7 +2,7 @@
 # (r) Fleets on Ansible: the gpuprov collection's module on two hosts (two test roots), run by
 # the real ansible-playbook. --check --diff shows the plan and changes nothing; the first run
 # reports changed on both hosts, the second changed on none; each host's JSON report reaches
-# the controller.
+# the controller. A step id typo fails the task as a usage error (exit 64), never "changed".
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -60,7 +60,16 @@ d = json.load(open(sys.argv[1])); sys.exit(0 if d["result"] == "done" else 1)' "
 check "ansible-playbook, second run" playbook second
 assert_eq "second run: gpu-a unchanged" "changed=0 failed=0" "$(recap second gpu-a)"
 assert_eq "second run: gpu-b unchanged" "changed=0 failed=0" "$(recap second gpu-b)"
-for n in check first second; do cp "$work/$n.log" "$OUT/ansible-$n.log" 2>/dev/null || true; done
+# A typo in a step id is a usage error (exit 64), which the module fails as such in check mode:
+# never "changed", as exit 2 (changes pending) once made it look.
+ANSIBLE_COLLECTIONS_PATH=$work/collections ANSIBLE_NOCOLOR=1 ANSIBLE_LOCAL_TEMP=$work/tmp \
+    ANSIBLE_REMOTE_TEMP=$work/tmp timeout -k 5 300 ansible -i "$work/inventory.yml" gpu-a --check \
+    -m gpuprov.gpuprov.gpuprov \
+    -a '{"profile": "/etc/gpuprov/e2e.yaml", "only": ["nvidia"], "executable": "{{ gpuprov_executable }}"}' \
+    >"$work/typo.log" 2>&1 && fail "a step id typo did not fail the task" || pass "a step id typo fails the task"
+assert_grep "the module names it a usage error, not pending changes" \
+    "refused the command line \(exit 64, a usage error\).*unknown step id 'nvidia'" "$work/typo.log"
+for n in check first second typo; do cp "$work/$n.log" "$OUT/ansible-$n.log" 2>/dev/null || true; done
 ROOT=$ROOT_B kill_procs_in_root || true
 rootfs_remove "$ROOT_B"
 scenario_end

@@ -3,7 +3,8 @@
 # someone other than root could have changed (owned by another user, group/other-writable, or in
 # a directory others can write without the sticky bit), names file, owner, mode and the fix, and
 # changes nothing; --allow-untrusted lets the same run through; a root-owned profile in the
-# sticky /tmp is fine.
+# sticky /tmp is fine. Before the units' binary exists, its directory is checked; a FIFO
+# planted as /var/log/gpuprov.log is refused at once instead of blocking the run (issue 26).
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -52,4 +53,34 @@ check "no refusal" bash -c '! grep -q refusing "$1"' _ "$GP_STDERR"
 install -m 0644 -o 0 -g 0 "$ROOT$PROFILE_IN_ROOT" "$ROOT/tmp/root.yaml"
 gp apply /tmp/root.yaml --yes --only preflight
 expect_rc "root's profile in /tmp" 0
+
+# The binary the units will run is not there yet (apply copies itself there): the directory it
+# goes to is checked instead. An old Debian's root:staff 2775 /usr/local/bin (issue 26 item 8).
+install -d -m 0755 "$ROOT/opt/gp"
+mv "$ROOT/usr/local/bin/gpuprov" "$ROOT/opt/gp/gpuprov"
+chgrp 50 "$ROOT/usr/local/bin"
+chmod 2775 "$ROOT/usr/local/bin"
+set +e
+in_root "$ROOT" 300 /opt/gp/gpuprov apply "$PROFILE_IN_ROOT" --yes >"$OUT/units-dir.out" 2>&1
+rc=$?
+set -e
+assert_eq "apply from /opt with a group-writable /usr/local/bin is refused" 1 "$rc"
+assert_grep "names the directory and the binary it would hold" \
+    'refusing the directory of the gpuprov binary the systemd units will run \(apply installs /usr/local/bin/gpuprov there\) /usr/local/bin: .*mode 2775' \
+    "$OUT/units-dir.out"
+assert_no_file "no binary was copied there" "$ROOT/usr/local/bin/gpuprov"
+chmod 0755 "$ROOT/usr/local/bin"
+chgrp 0 "$ROOT/usr/local/bin"
+mv "$ROOT/opt/gp/gpuprov" "$ROOT/usr/local/bin/gpuprov"
+
+# A FIFO planted as the log (/var/log is group-writable on Ubuntu): every root run went on
+# waiting for a reader. Now it is refused at once, with a warning, and the run goes on.
+rm -f "$ROOT/var/log/gpuprov.log"
+mkfifo -m 0666 "$ROOT/var/log/gpuprov.log"
+gp --timeout 120 facts
+expect_rc "facts as root with a FIFO as its log" 0
+assert_grep "warns that the FIFO is not its log" \
+    'not logging to /var/log/gpuprov.log: /var/log/gpuprov.log: is a FIFO' "$GP_STDERR"
+check "the FIFO is left as it was" test -p "$ROOT/var/log/gpuprov.log"
+rm -f "$ROOT/var/log/gpuprov.log"
 scenario_end

@@ -39,6 +39,8 @@ for suite in bullseye bookworm trixie; do
     rootfs_simulate_host "$ROOT" nouveau
     rootfs_trust_ca "$ROOT" "$MIRROR_DIR/tls/ca.pem"
     rootfs_install_systemctl "$ROOT"
+    # The profile runs containers through Docker (engine: none): without it plan blocks the step.
+    rootfs_install_docker "$ROOT"
     render_profile 3bf863cc.pub
     check "Debian $release: the root is $suite" grep -q "^VERSION_ID=\"$release\"" "$ROOT/etc/os-release"
     cp "$deb" "$ROOT/root/"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # verify --smoke on hosts where no code can run on a GPU: every smoke test is skipped with the
 # reason (never passed), stand-ins never make a test pass, and the private directory is gone.
+# As root, a real Python runs isolated from / (a torch.py where the operator stands is never
+# imported), and a venv or nccl-tests build someone else could change is refused, not run.
 # No apply: the cached root as it comes (4 GPUs on PCI, no driver), then by hand.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
@@ -67,6 +69,69 @@ check "smoke.nccl is skipped: no nccl-tests" grep -q "^smoke.nccl skipped|all_re
 check "smoke.pytorch is skipped: no venv" grep -q "^smoke.pytorch skipped|/opt/venv/bin/python does not exist" <<<"$report"
 assert_eq "verify does not pass" "passed False" "$(grep '^passed' <<<"$report")"
 assert_eq "no private directory left" "" "$(private_dirs)"
+
+# 2b. As root, nothing someone else could have planted runs (issue 26 item 1). A real Python:
+#     the host's Debian python3, its standard library and the libraries the root lacks, copied in.
+py=$(readlink -f /usr/bin/python3)
+pyver=$(basename "$py")
+cp -a "$py" "$ROOT/usr/bin/$pyver"
+ln -sfn "$pyver" "$ROOT/usr/bin/python3"
+cp -a "/usr/lib/$pyver" "$ROOT/usr/lib/"
+for lib in $(ldd "$py" | awk '$3 ~ /^\// {print $3}'); do
+    [[ -e "$ROOT$lib" ]] || cp -L "$lib" "$ROOT$lib"
+done
+check "a real Python runs in the root" in_root "$ROOT" 30 python3 -c 'import encodings, site'
+# The venv of the profile, as `python3 -m venv` lays it out.
+mkdir -p "$ROOT/opt/venv/bin" "$ROOT/opt/venv/lib/$pyver/site-packages"
+ln -sfn "/usr/bin/$pyver" "$ROOT/opt/venv/bin/python"
+printf 'home = /usr/bin\ninclude-system-site-packages = false\n' >"$ROOT/opt/venv/pyvenv.cfg"
+# Where the operator stands, anyone may write (a shared scratch directory): a torch.py there.
+install -d -m 1777 "$ROOT/srv/scratch"
+cat >"$ROOT/srv/scratch/torch.py" <<'PY'
+open("/tmp/planted-torch-ran", "w").write("imported from the caller's directory\n")
+__version__ = "2.4.1+cu124"
+PY
+chown 65534:65534 "$ROOT/srv/scratch/torch.py"
+# gp, started in DIR inside the root (cd DIR && gpuprov ARGS).
+gp_in() {
+    local dir=$1
+    shift
+    GP_N=$((GP_N + 1))
+    GP_STDOUT="$OUT/gp$GP_N.stdout" GP_STDERR="$OUT/gp$GP_N.stderr"
+    set +e
+    in_root "$ROOT" 300 /usr/bin/env -C "$dir" gpuprov "$@" >"$GP_STDOUT" 2>"$GP_STDERR"
+    GP_RC=$?
+    set -e
+    log "(in $dir) gpuprov $* -> exit $GP_RC (out: $GP_STDOUT)"
+}
+gp_in /srv/scratch verify "$PROFILE_IN_ROOT" --smoke --json
+report=$(smoke_report "$GP_STDOUT")
+log "smoke: $(paste -sd';' <<<"$report")"
+assert_no_file "the torch.py in the caller's directory was not imported" "$ROOT/tmp/planted-torch-ran"
+check "Python ran isolated: torch is not importable from the venv" \
+    grep -q "^smoke.pytorch skipped|torch is not importable by /opt/venv/bin/python: ModuleNotFoundError" <<<"$report"
+check "the command shows -I" grep -q '"/opt/venv/bin/python -I - < ' "$GP_STDOUT"
+
+# A venv someone else owns: refused, not run. Its .pth file would run at Python's start.
+printf 'import os; open("/tmp/planted-pth-ran", "w").write("ran")\n' \
+    >"$ROOT/opt/venv/lib/$pyver/site-packages/planted.pth"
+chown -R 65534:65534 "$ROOT/opt/venv"
+gp verify "$PROFILE_IN_ROOT" --smoke --json
+report=$(smoke_report "$GP_STDOUT")
+log "smoke: $(paste -sd';' <<<"$report")"
+check "smoke.pytorch fails: the venv is not root's" \
+    grep -q "^smoke.pytorch failed|refusing to run /opt/venv/bin/python as root: .*directory /opt/venv (owner uid 65534" <<<"$report"
+assert_no_file "nothing of the venv ran" "$ROOT/tmp/planted-pth-ran"
+# nccl-tests built in a directory another user owns: refused, not run.
+install -d -o 65534 -g 65534 "$ROOT/opt/nccl-tests" "$ROOT/opt/nccl-tests/build"
+printf '#!/bin/sh\ntouch /tmp/planted-nccl-ran\n' >"$ROOT/opt/nccl-tests/build/all_reduce_perf"
+chmod 0755 "$ROOT/opt/nccl-tests/build/all_reduce_perf"
+gp verify "$PROFILE_IN_ROOT" --smoke --json
+report=$(smoke_report "$GP_STDOUT")
+check "smoke.nccl fails: all_reduce_perf is in another user's directory" \
+    grep -q "^smoke.nccl failed|refusing to run /opt/nccl-tests/build/all_reduce_perf as root: .*directory /opt/nccl-tests (owner uid 65534" <<<"$report"
+assert_no_file "all_reduce_perf did not run" "$ROOT/tmp/planted-nccl-ran"
+rm -rf "$ROOT/opt/nccl-tests" "$ROOT/opt/venv"
 rm -f "$ROOT/usr/bin/nvidia-smi"
 
 # 3. No NVIDIA GPU on PCI at all.
@@ -81,6 +146,6 @@ check "the reason is the missing GPU" grep -q "^smoke.cuda skipped|no NVIDIA GPU
 
 # 4. --root: the programs would run here, not in the root.
 gp --root /srv verify "$PROFILE_IN_ROOT" --smoke
-expect_rc "verify --smoke --root is refused" 2
+expect_rc "verify --smoke --root is refused (a usage error)" 64
 assert_grep "the refusal says why" "verify --smoke --root /srv is refused" "$GP_STDERR"
 scenario_end

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <gpuprov/deb_file.hpp>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/journal.hpp>
@@ -32,6 +33,9 @@ using gpuprov::testing::fixture_path;
 using gpuprov::testing::read_fixture;
 
 inline const std::string kCudaUrl = "https://mirror.test/cuda/debian12/x86_64/";
+/// NVIDIA's ubuntu2404 shape: 580 on the suffixed scheme, 595 and 610 unsuffixed with their
+/// pinning packages (tests/fixtures/engine/ubuntu2404/).
+inline const std::string kUbuntuCudaUrl = "https://mirror.test/cuda/ubuntu2404/x86_64/";
 inline const std::string kCtkUrl = "https://mirror.test/libnvidia-container/stable/deb/amd64/";
 /// Docker-shaped: a dists repository (dists/bookworm/InRelease, stable/binary-amd64/Packages).
 inline const std::string kDockerUrl = "https://mirror.test/docker/debian/";
@@ -84,6 +88,10 @@ struct HostOptions {
     /// Docker is installed and its daemon answers (with no image): the container profile's
     /// engine. false: no dockerd, as on a host without Docker.
     bool docker = true;
+    /// The os-release fixture (tests/fixtures/os/<os>/): debian-12 or ubuntu-24.04.
+    std::string os = "debian-12";
+    /// The driver's packages ship nvidia-persistenced.service (some builds do not).
+    bool persistenced_unit = true;
 };
 
 /// dpkg status database edits, paragraph-wise as dpkg keeps it.
@@ -105,7 +113,7 @@ public:
     bool fail_apt_update = false;
 
     explicit TestHost(HostOptions o = {}) : m_opt(o) {
-        sys.add_file("/etc/os-release", read_fixture("os/debian-12/etc/os-release"));
+        sys.add_file("/etc/os-release", read_fixture("os/" + o.os + "/etc/os-release"));
         sys.add_file("/proc/sys/kernel/osrelease", kKernel + "\n");
         sys.add_file("/proc/meminfo", "MemTotal:       270000000 kB\nMemFree:        260000000 "
                                       "kB\nMemAvailable:   265000000 kB\n");
@@ -208,13 +216,23 @@ public:
         if (starts_with(name, "nvidia-fabricmanager")) {
             sys.add_file("/lib/systemd/system/nvidia-fabricmanager.service",
                          "[Install]\nWantedBy=multi-user.target\n");
-        } else if (starts_with(name, "cuda-drivers-")) {
+        } else if (starts_with(name, "nvidia-driver-pinning-")) {
+            // What NVIDIA's pinning package installs: its preferences.d file.
+            for (const auto& [path, content] :
+                 tar_files_under(pin_tar(name, version), "etc/apt/preferences.d/")) {
+                sys.add_file("/" + path, content);
+            }
+        } else if (starts_with(name, "cuda-drivers-") || name == "cuda-drivers" ||
+                   starts_with(name, "nvidia-open")) {
             sys.add_file("/usr/bin/nvidia-smi", "\x7f"
                                                 "ELF");
-            sys.add_file("/lib/systemd/system/nvidia-persistenced.service",
-                         "[Install]\nWantedBy=multi-user.target\n");
+            if (m_opt.persistenced_unit) {
+                sys.add_file("/lib/systemd/system/nvidia-persistenced.service",
+                             "[Install]\nWantedBy=multi-user.target\n");
+            }
             sys.add_file("/lib/modules/" + kKernel + "/updates/dkms/nvidia.ko", "");
             m_driver_version = version.substr(0, version.find('-'));
+            m_driver_open = starts_with(name, "nvidia-open");
         } else if (name == "cuda-toolkit-12-4") {
             sys.add_file("/usr/local/cuda-12.4/bin/nvcc", "\x7f"
                                                           "ELF");
@@ -286,8 +304,9 @@ public:
                          read_fixture("engine/docker/dists/bookworm/" + kDockerPackages));
             return;
         }
-        const auto dir = url == kCudaUrl ? std::string("engine/cuda/")
-                                         : std::string("engine/container-toolkit/");
+        const auto dir = url == kCudaUrl         ? std::string("engine/cuda/")
+                         : url == kUbuntuCudaUrl ? std::string("engine/ubuntu2404/")
+                                                 : std::string("engine/container-toolkit/");
         const auto prefix = "/var/lib/apt/lists/" + apt_list_name(url);
         sys.add_file(prefix + "InRelease", read_fixture(dir + "InRelease"));
         sys.add_file(prefix + "Packages", read_fixture(dir + "Packages"));
@@ -298,6 +317,26 @@ public:
         s = replace_all(s, "_", "%5f");
         return replace_all(s, "/", "_");
     }
+
+    /// The data tar of a pinning package stand-in (what dpkg-deb --fsys-tarfile prints for it).
+    static std::string pin_tar(const std::string& name, const std::string& version) {
+        return read_fixture("engine/ubuntu2404/" + name + "_" + version + "_all.data.tar");
+    }
+
+    /// /proc/driver/nvidia/version for the installed driver, in its flavour's format (the open
+    /// modules say "Open Kernel Module":
+    /// tests/fixtures/cmd/files/proc-driver-version-580-open.txt).
+    [[nodiscard]] std::string proc_driver_version() const {
+        if (m_driver_open) {
+            return replace_all(read_fixture("cmd/files/proc-driver-version-580-open.txt"),
+                               "580.142", m_driver_version);
+        }
+        return replace_all(read_fixture("engine/cmd/proc-driver-version-550.txt"), "550.127.08",
+                           m_driver_version);
+    }
+
+    /// The loaded module's (or else the installed driver's) version, for the tools' output.
+    [[nodiscard]] std::string driver_version() const { return m_driver_version; }
 
     void clear_records() {
         sys.commands_ran.clear();
@@ -331,6 +370,16 @@ private:
                    http_ok(read_fixture("engine/container-toolkit/InRelease")));
         sys.on_url(kCtkUrl + "Packages",
                    http_ok(read_fixture("engine/container-toolkit/Packages")));
+        sys.on_url(kUbuntuCudaUrl + "InRelease",
+                   http_ok(read_fixture("engine/ubuntu2404/InRelease")));
+        sys.on_url(kUbuntuCudaUrl + "Packages",
+                   http_ok(read_fixture("engine/ubuntu2404/Packages")));
+        for (const auto* deb : {"nvidia-driver-pinning-595_595-1ubuntu1_all.deb",
+                                "nvidia-driver-pinning-595.71.05_595.71.05-1ubuntu1_all.deb",
+                                "nvidia-driver-pinning-610_610-2ubuntu1_all.deb"}) {
+            sys.on_url(kUbuntuCudaUrl + deb,
+                       http_ok(read_fixture(std::string("engine/ubuntu2404/") + deb)));
+        }
         sys.on_url(kDockerDists + "InRelease",
                    http_ok(read_fixture("engine/docker/dists/bookworm/InRelease")));
         sys.on_url(kDockerDists + kDockerPackages,
@@ -387,7 +436,7 @@ private:
                              "URIs: " + kDockerUrl + "\nSuites: bookworm\nComponents: stable\n")) {
                     write_apt_lists(kDockerUrl);
                 }
-                for (const auto& url : {kCudaUrl, kCtkUrl}) {
+                for (const auto& url : {kCudaUrl, kUbuntuCudaUrl, kCtkUrl}) {
                     if (contains(source, "URIs: " + url + "\nSuites: /\n") ||
                         contains(source, "] " + url + " /") ||
                         contains(source, "deb " + url + " /")) {
@@ -497,9 +546,33 @@ private:
                                             "directory /lib/modules/" +
                                             kKernel + "\n"};
             }
-            sys.add_file("/proc/driver/nvidia/version",
-                         read_fixture("engine/cmd/proc-driver-version-550.txt"));
+            sys.add_file("/proc/driver/nvidia/version", proc_driver_version());
             return CommandResult{};
+        });
+        // apt-cache policy: every installed package's candidate is its installed version (no
+        // newer one of another branch wins), as on a host whose branch lock holds.
+        sys.on_command_prefix({"apt-cache", "policy"}, [this](const Command& cmd) {
+            std::string out;
+            for (std::size_t i = 2; i < cmd.argv.size(); ++i) {
+                const auto v = package_field(cmd.argv[i], "Version");
+                out += cmd.argv[i] + ":\n  Installed: " + v.value_or("(none)") +
+                       "\n  Candidate: " + v.value_or("(none)") + "\n  Version table:\n";
+            }
+            return CommandResult{.out = out};
+        });
+        // dpkg-deb --fsys-tarfile FILE: the captured data tar of the stand-in package whose bytes
+        // FILE holds (tests/fixtures/engine/build-pins.sh).
+        sys.on_command_prefix({"dpkg-deb", "--fsys-tarfile"}, [this](const Command& cmd) {
+            const auto bytes = sys.file(cmd.argv.at(2));
+            const auto base = cmd.argv.at(2).substr(cmd.argv.at(2).rfind('/') + 1);
+            if (!bytes || !base.ends_with(".deb")) {
+                return CommandResult{.exit_code = 2,
+                                     .err = "dpkg-deb: error: failed to read archive '" +
+                                            cmd.argv.at(2) + "': No such file or directory\n"};
+            }
+            return CommandResult{.out =
+                                     read_fixture("engine/ubuntu2404/" +
+                                                  base.substr(0, base.size() - 4) + ".data.tar")};
         });
         sys.on_command_prefix({"systemctl"}, [this](const Command& cmd) {
             const auto& a = cmd.argv;
@@ -574,7 +647,11 @@ private:
                     .exit_code = 9,
                     .out = read_fixture("cmd/nvidia-smi/error-driver-not-loaded.txt")};
             }
-            auto csv = read_fixture("engine/cmd/nvidia-smi-query-a100x4-550.csv");
+            // The loaded module's version, as nvidia-smi reports it.
+            const auto loaded =
+                parse_proc_driver_version(sys.file("/proc/driver/nvidia/version").value_or(""));
+            auto csv = replace_all(read_fixture("engine/cmd/nvidia-smi-query-a100x4-550.csv"),
+                                   "550.127.08", loaded ? loaded->version : "");
             if (!unit_link("nvidia-persistenced.service")) {
                 csv = replace_all(csv, "Enabled, Disabled", "Disabled, Disabled");
             }
@@ -620,6 +697,7 @@ private:
 
     HostOptions m_opt;
     std::string m_driver_version;
+    bool m_driver_open = false;
     std::filesystem::path m_tmp;
     static inline int m_serial = 0;
 };
@@ -696,7 +774,9 @@ public:
     void progress_done() override { ++progress_ends; }
 };
 
-inline const std::string kProfileArg = "/etc/gpuprov/engine-test.yaml";
+/// As the resumed run reads it: the copy under /etc/gpuprov/resume/ (a run from elsewhere sets
+/// profile_text, which apply installs there).
+inline const std::string kProfileArg = "/etc/gpuprov/resume/engine-test.yaml";
 
 /// The fixture every apply_profile test shares: the test profile, options, a reporter.
 struct ApplyTest : ::testing::Test {

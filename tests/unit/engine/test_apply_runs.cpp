@@ -4,6 +4,7 @@
 // and a stop signal between steps.
 #include "host_builder.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <gpuprov/error.hpp>
 #include <gpuprov/interrupt.hpp>
@@ -239,6 +240,48 @@ TEST_F(Runs, AskingAgainAfterARebootFailsWithTheEvidenceAndNeverRebootsAgain) {
     EXPECT_TRUE(host.ran({"systemctl", "reboot"}).empty());
 }
 
+TEST_F(Runs, AFailedResumedRunRemovesTheResumeUnitAndSaysHowToResumeByHand) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_file(kBootIdPath, kBootA + "\n");
+    options.reboot = RebootPolicy::if_needed;
+    options.allow_remove = true;
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    const auto command = exec_start(host).substr(std::string_view("ExecStart=").size());
+    ASSERT_FALSE(command.empty());
+    ASSERT_TRUE(
+        host.sys.exists("/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service"));
+
+    // The resumed run after the reboot fails: the unit must not run it again at every boot.
+    host.sys.add_file(kBootIdPath, kBootB + "\n");
+    host.clear_records();
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+    EXPECT_FALSE(host.ran({"systemctl", "disable", "gpuprov-resume.service"}).empty());
+    EXPECT_FALSE(
+        host.sys.exists("/etc/systemd/system/multi-user.target.wants/gpuprov-resume.service"));
+    EXPECT_TRUE(contains(r.message, "gpuprov-resume.service was removed")) << r.message;
+    EXPECT_TRUE(contains(r.message, "resume by hand: sudo " + command)) << r.message;
+    const auto j = journal(host);
+    EXPECT_EQ(j.result, "failed");
+    EXPECT_EQ(j.message, r.message);
+    EXPECT_TRUE(contains(command, "--allow-remove")) << command; // what would have repeated
+}
+
+TEST_F(Runs, ABlockedRunRemovesTheResumeUnitToo) {
+    TestHost host({.nouveau_loaded = true});
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    ASSERT_TRUE(host.sys.exists(kResumeUnit));
+    // The resumed run's plan blocks (here: a profile edited before the reboot): nothing runs,
+    // and nothing repeats at the next boot.
+    profile.driver->flavor = "server"; // Ubuntu's archive only; this host is Debian 12
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_TRUE(contains(r.message, "blocked")) << r.message;
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+    EXPECT_TRUE(contains(journal(host).message, "resume by hand")) << journal(host).message;
+}
+
 TEST_F(Runs, ABootThatFixedItClearsTheBudget) {
     TestHost host({.nouveau_loaded = true});
     host.sys.add_file(kBootIdPath, kBootA + "\n");
@@ -295,16 +338,58 @@ TEST_F(Runs, ResumeUnitKeepsOnly) {
                                     " --yes --reboot never --only driver,nouveau,verify");
 }
 
-TEST_F(Runs, ResumeUnitRunsTheProfileInstalledUnderEtcGpuprov) {
+const std::string kResumeCopy = "/etc/gpuprov/resume/engine-test.yaml";
+
+TEST_F(Runs, ResumeUnitRunsTheProfileInstalledUnderEtcGpuprovResume) {
     TestHost host({.nouveau_loaded = true});
     options.profile_arg = "/tmp/p.yaml";
     options.profile_text = "name: engine-test\nextends: cv-train\n# the file's own text\n";
     ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
-    EXPECT_EQ(host.sys.file("/etc/gpuprov/engine-test.yaml"), options.profile_text);
-    EXPECT_EQ(host.sys.mode_of("/etc/gpuprov/engine-test.yaml"), 0644u);
-    EXPECT_EQ(exec_start(host), "ExecStart=/usr/local/bin/gpuprov apply "
-                                "/etc/gpuprov/engine-test.yaml --yes --reboot never");
+    const auto copy = host.sys.file(kResumeCopy).value_or("");
+    EXPECT_TRUE(copy.starts_with("# gpuprov's copy of the profile")) << copy;
+    EXPECT_TRUE(copy.ends_with("\n" + options.profile_text)) << copy;
+    EXPECT_EQ(host.sys.mode_of(kResumeCopy), 0644u);
+    EXPECT_EQ(exec_start(host),
+              "ExecStart=/usr/local/bin/gpuprov apply " + kResumeCopy + " --yes --reboot never");
     EXPECT_FALSE(contains(host.sys.file(kResumeUnit).value_or(""), "/tmp/p.yaml"));
+
+    // The resumed run reads the copy and needs another reboot: the copy stays as it is.
+    options.profile_arg = kResumeCopy;
+    options.profile_text = copy;
+    host.clear_records();
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file(kResumeCopy), copy);
+    EXPECT_TRUE(std::find(host.sys.files_written.begin(), host.sys.files_written.end(),
+                          kResumeCopy) == host.sys.files_written.end());
+}
+
+TEST_F(Runs, ResumeCopyNeverOverwritesTheOperatorsProfileItExtends) {
+    // /etc/gpuprov/engine-test.yaml is the operator's; /root/gpu.yaml extends it and inherits
+    // its name, engine-test. The copy once went to /etc/gpuprov/<name>.yaml: over it.
+    TestHost host({.nouveau_loaded = true});
+    const std::string own = "name: engine-test\n# the operator's base profile, with comments\n";
+    host.sys.add_file("/etc/gpuprov/engine-test.yaml", own);
+    options.profile_arg = "/root/gpu.yaml";
+    options.profile_text = "# resolved chain\nname: engine-test\nsteps: {skip: [cudnn]}\n";
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file("/etc/gpuprov/engine-test.yaml"), own);
+    EXPECT_TRUE(host.sys.file(kResumeCopy).value_or("").ends_with(options.profile_text));
+    EXPECT_EQ(exec_start(host),
+              "ExecStart=/usr/local/bin/gpuprov apply " + kResumeCopy + " --yes --reboot never");
+}
+
+TEST_F(Runs, AFileGpuprovDidNotWriteWhereTheCopyGoesIsKeptAndTheRunSaysSo) {
+    TestHost host({.nouveau_loaded = true});
+    const std::string theirs = "name: engine-test\n# someone's file, no gpuprov header\n";
+    host.sys.add_file(kResumeCopy, theirs);
+    options.profile_arg = "/root/gpu.yaml";
+    options.profile_text = "name: engine-test\n";
+    const auto r = apply(host);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_TRUE(contains(r.message, kResumeCopy + " is in the way")) << r.message;
+    EXPECT_EQ(host.sys.file(kResumeCopy), theirs);
+    EXPECT_FALSE(host.sys.exists(kResumeUnit));
+    EXPECT_EQ(journal(host).result, "failed");
 }
 
 TEST_F(Runs, ResumeUnitNamesABuiltinProfileAndWritesNoCopy) {
@@ -377,7 +462,10 @@ TEST_F(Runs, BinaryChangeIsPlannedOnlyWhenItIsNeeded) {
     TestHost host;
     const std::string self = "/opt/gpuprov/gpuprov";
     host.sys.add_file(self, "this build");
-    EXPECT_TRUE(gpuprov_binary_change(host.sys, self, false)); // missing: always
+    // Apply installs it only along with other changes (issue 26 item 19): a plan with nothing
+    // pending promises nothing, missing or not.
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, false));
+    EXPECT_TRUE(gpuprov_binary_change(host.sys, self, true)); // missing
     host.sys.add_file("/usr/local/bin/gpuprov", "an older build");
     EXPECT_FALSE(gpuprov_binary_change(host.sys, self, false));
     const auto change = gpuprov_binary_change(host.sys, self, true);
@@ -387,7 +475,112 @@ TEST_F(Runs, BinaryChangeIsPlannedOnlyWhenItIsNeeded) {
     EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
     EXPECT_FALSE(gpuprov_binary_change(host.sys, "/usr/local/bin/gpuprov", true));
     EXPECT_FALSE(gpuprov_binary_change(host.sys, "", true));
-    EXPECT_EQ(installed_profile_path("my train/../x"), "/etc/gpuprov/my_train_.._x.yaml");
+    EXPECT_EQ(installed_profile_path("my train/../x"), "/etc/gpuprov/resume/my_train_.._x.yaml");
+}
+
+// Issue 26 item 19: a 140 MB build with debug info made `plan` read all of itself.
+TEST_F(Runs, ThePlanNeverReadsTheBinaryWhole) {
+    TestHost host;
+    const std::string self = "/opt/gpuprov/gpuprov";
+    host.sys.add_file(self, "this build");
+    const auto reads = [&host, &self] {
+        return std::count(host.sys.files_read.begin(), host.sys.files_read.end(), self);
+    };
+    (void)gpuprov_binary_change(host.sys, self, false); // nothing pending: not even compared
+    (void)gpuprov_binary_change(host.sys, self, true);  // none installed: nothing to compare
+    EXPECT_TRUE(host.sys.compared.empty());
+    host.sys.add_file("/usr/local/bin/gpuprov", "an older build");
+    EXPECT_TRUE(gpuprov_binary_change(host.sys, self, true));
+    host.sys.add_file("/usr/local/bin/gpuprov", "this build");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
+    EXPECT_EQ(reads(), 0);
+    // Compared side by side (System::same_content: sizes first, then pieces), twice.
+    EXPECT_EQ(host.sys.compared,
+              (Strings{self, "/usr/local/bin/gpuprov", self, "/usr/local/bin/gpuprov"}));
+}
+
+// Issue 26 item 5: where no package installed gpuprov (the .deb and .rpm ship the rule), apply
+// installs logrotate's rule for /var/log/gpuprov.log beside its own copy of the binary.
+TEST_F(Runs, ASelfInstalledGpuprovGetsTheLogrotateRuleThePackagesShip) {
+    TestHost host({.nouveau_loaded = true});
+    host.sys.add_dir("/etc/logrotate.d");
+    options.self_path = "/home/dev/gpuprov/build/gpuprov";
+    host.sys.add_file(options.self_path, "this build");
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    EXPECT_EQ(host.sys.file("/etc/logrotate.d/gpuprov"),
+              read_fixture("../../dist/logrotate/gpuprov"));
+    EXPECT_EQ(host.sys.mode_of("/etc/logrotate.d/gpuprov"), 0644u);
+    EXPECT_TRUE(
+        contains(host.sys.file("/etc/logrotate.d/gpuprov").value_or(""), "/var/log/gpuprov.log {"));
+}
+
+TEST_F(Runs, TheLogrotateRuleIsPlannedWhereverUnitsRunGpuprovsOwnCopy) {
+    TestHost host;
+    host.sys.add_dir("/etc/logrotate.d");
+    // cloud-init's --install-from runs /usr/local/bin/gpuprov itself: no binary to copy.
+    const std::string self = "/usr/local/bin/gpuprov";
+    host.sys.add_file(self, "this build");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, false));
+    const auto change = gpuprov_binary_change(host.sys, self, true);
+    ASSERT_TRUE(change);
+    EXPECT_EQ(change->target, "/etc/logrotate.d/gpuprov");
+    EXPECT_TRUE(contains(change->detail, "logrotate's rule for /var/log/gpuprov.log"))
+        << change->detail;
+    install_gpuprov_binary(host.sys, self);
+    EXPECT_EQ(host.sys.files_written, Strings{"/etc/logrotate.d/gpuprov"});
+    // One already there is the operator's: left alone.
+    host.sys.add_file("/etc/logrotate.d/gpuprov", "/var/log/gpuprov.log { daily }\n");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
+    // A package's binary: the package ships the rule.
+    host.sys.remove_file("/etc/logrotate.d/gpuprov");
+    host.sys.add_file("/usr/bin/gpuprov", "packaged");
+    EXPECT_FALSE(gpuprov_binary_change(host.sys, self, true));
+    // No logrotate installed: nothing would read it.
+    host.sys.remove_file("/usr/bin/gpuprov");
+    TestHost bare;
+    bare.sys.add_file(self, "this build");
+    EXPECT_FALSE(gpuprov_binary_change(bare.sys, self, true));
+}
+
+// Issue 26 item 8: the binary the units run is checked even before apply copies it there.
+TEST_F(Runs, TheUnitsBinaryDirectoryIsTrustCheckedBeforeTheBinaryExists) {
+    TestHost host;
+    const std::string self = "/opt/gpuprov/gpuprov";
+    host.sys.add_file(self, "this build");
+    host.sys.add_dir("/usr/local/bin");
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, self));
+    host.sys.set_mode("/usr/local/bin", 02775); // root:staff, as older Debian made it
+    try {
+        require_trusted_units_binary(host.sys, self);
+        ADD_FAILURE() << "a group-writable /usr/local/bin was accepted";
+    } catch (const HostError& e) {
+        EXPECT_TRUE(contains(e.what(), "(apply installs /usr/local/bin/gpuprov there)"))
+            << e.what();
+        EXPECT_TRUE(contains(e.what(), "directory /usr/local/bin (owner uid 0, group gid 0, mode "
+                                       "2775)"))
+            << e.what();
+        EXPECT_TRUE(contains(e.what(), "--allow-untrusted")) << e.what();
+    }
+    // Once it is there, the binary itself (and the same directory chain) is what is checked.
+    host.sys.add_file("/usr/local/bin/gpuprov", "this build");
+    EXPECT_THROW(require_trusted_units_binary(host.sys, self), HostError);
+    host.sys.set_mode("/usr/local/bin", 0755);
+    host.sys.set_mode("/usr/local/bin/gpuprov", 0775);
+    EXPECT_THROW(require_trusted_units_binary(host.sys, self), HostError);
+    host.sys.set_mode("/usr/local/bin/gpuprov", 0755);
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, self));
+    // Running that very binary: it was checked as the running one.
+    host.sys.set_mode("/usr/local/bin/gpuprov", 0775);
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, "/usr/local/bin/gpuprov"));
+}
+
+TEST_F(Runs, AMissingUnitsDirectoryIsJudgedByTheNearestOneThatExists) {
+    TestHost host;
+    ASSERT_FALSE(host.sys.exists("/usr/local/bin"));
+    host.sys.add_dir("/usr");
+    EXPECT_NO_THROW(require_trusted_units_binary(host.sys, "/opt/gpuprov/gpuprov"));
+    host.sys.set_mode("/usr", 0777);
+    EXPECT_THROW(require_trusted_units_binary(host.sys, "/opt/gpuprov/gpuprov"), HostError);
 }
 
 // ---- D: never abort; the journal always ends final ----
@@ -533,6 +726,19 @@ TEST_F(Stops, PackageTransactionsFinishOnStopAndAreBoundedBySilence) {
     EXPECT_GE(seen[0].timeout, std::chrono::hours(1));
 }
 
+TEST_F(Stops, ARunStoppedBySignalKeepsTheResumeUnit) {
+    // A shutdown stops the resumed run (SIGTERM): that is no failure, and the unit finishes it
+    // at the next boot.
+    TestHost host({.nouveau_loaded = true});
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    ASSERT_TRUE(host.sys.exists(kResumeUnit));
+    std::raise(SIGTERM);
+    const auto r = apply(host);
+    ASSERT_TRUE(r.interrupted) << r.message;
+    EXPECT_TRUE(host.sys.exists(kResumeUnit));
+    EXPECT_FALSE(contains(r.message, "resume by hand")) << r.message;
+}
+
 TEST_F(Stops, NoRebootAfterAStop) {
     TestHost host({.nouveau_loaded = true});
     options.reboot = RebootPolicy::if_needed;
@@ -547,3 +753,26 @@ TEST_F(Stops, NoRebootAfterAStop) {
 }
 
 } // namespace
+
+namespace gpuprov::enginetest {
+namespace {
+
+// issue 26 item 15: the driver's packages ship no nvidia-persistenced.service, so the tuning
+// step's wants-link dangles. It must not say done and be pending again on every run: the engine
+// checks each applied step again and fails it with the check's own reason.
+TEST_F(ApplyTest, AStepWhoseCheckStillFailsAfterItsApplyFailsWithTheReason) {
+    TestHost host({.persistenced_unit = false});
+    const auto r = apply(host);
+    EXPECT_EQ(r.status, StepStatus::failed);
+    EXPECT_TRUE(contains(r.message, "applied, but its check is still pending afterwards"))
+        << r.message;
+    EXPECT_TRUE(contains(r.message, "nvidia-persistenced.service")) << r.message;
+    EXPECT_TRUE(contains(r.message, "while applying step 'tuning'")) << r.message;
+    const auto j = journal(host);
+    ASSERT_NE(j.step("tuning"), nullptr);
+    EXPECT_EQ(j.step("tuning")->status, "failed");
+    EXPECT_EQ(j.result, "failed");
+}
+
+} // namespace
+} // namespace gpuprov::enginetest

@@ -60,6 +60,128 @@ TEST_F(ContainerSteps, NoEngineInstallsNone) {
     }
 }
 
+// container: {toolkit: true, runtime: docker} without Docker and without container.engine: apply
+// would install the toolkit, configure a runtime for nothing and fail verify. The plan knows.
+TEST_F(ContainerSteps, NoDockerAndNoEngineToInstallBlocksAtPlanWithTheFix) {
+    ASSERT_EQ(profile.container->engine, "none");
+    TestHost host({.docker = false});
+    host.sys.remove_file("/usr/bin/containerd");
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::blocked) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "docker is not installed on this host")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "Install Docker first")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "container.engine: docker.io (the distro's) or docker-ce"))
+        << r.reason;
+    EXPECT_FALSE(contains(r.reason, "container.runtime: containerd")) << r.reason;
+    EXPECT_TRUE(r.installs.empty());
+
+    // containerd is here: that runtime is offered too.
+    host.sys.add_file("/usr/bin/containerd", "ELF");
+    StepRunner again(host, profile);
+    EXPECT_TRUE(contains(again.check("container-toolkit").reason,
+                         "or set container.runtime: containerd (containerd is installed here)"));
+}
+
+TEST_F(ContainerSteps, NoDockerIsFineWhenTheProfileInstallsTheEngine) {
+    profile.container->engine = "docker.io";
+    TestHost host({.docker = false});
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(has_install(r, "docker.io"));
+}
+
+TEST_F(ContainerSteps, AnyRuntimesMissingDaemonBlocksAndApplyChangesNothing) {
+    profile.container->runtime = "crio";
+    TestHost host;
+    const auto plan_reason = [&] {
+        StepRunner run(host, profile);
+        return run.check("container-toolkit").reason;
+    }();
+    EXPECT_TRUE(contains(plan_reason, "crio is not installed")) << plan_reason;
+    EXPECT_TRUE(contains(plan_reason, "https://cri-o.io")) << plan_reason;
+
+    // Through apply: blocked before anything changes, no toolkit installed.
+    profile.container->runtime = "docker";
+    TestHost bare({.docker = false});
+    bare.sys.remove_file("/usr/bin/containerd");
+    RecordingReporter reporter;
+    const auto r = apply_profile(bare.sys, profile, matrix(),
+                                 ApplyOptions{.profile_arg = kProfileArg}, reporter);
+    ASSERT_EQ(r.status, StepStatus::failed) << r.message;
+    EXPECT_TRUE(contains(r.message, "step 'container-toolkit' is blocked")) << r.message;
+    EXPECT_TRUE(bare.ran({"apt-get", "install"}).empty());
+    EXPECT_TRUE(bare.ran({"nvidia-ctk"}).empty());
+}
+
+// apply restarts a running engine after `nvidia-ctk runtime configure`; the plan shows it, with
+// what it does to the containers running in it.
+TEST_F(ContainerSteps, TheRestartOfARunningDockerIsInThePlanWithItsConsequence) {
+    TestHost host;
+    host.sys.on_command({"systemctl", "is-active", "--quiet", "docker"}, CommandResult{});
+    host.sys.on_command({"systemctl", "restart", "docker"}, CommandResult{});
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    // After the repository's index refresh: configure, then the restart.
+    const auto commands = targets(r, Change::Kind::command);
+    ASSERT_GE(commands.size(), 2u) << ::testing::PrintToString(commands);
+    EXPECT_EQ(commands[commands.size() - 2], "nvidia-ctk runtime configure --runtime=docker");
+    EXPECT_EQ(commands.back(), "systemctl restart docker");
+    std::string why;
+    for (const auto& c : r.changes) {
+        why += c.target == "systemctl restart docker" ? c.detail : "";
+    }
+    EXPECT_TRUE(contains(why, "STOPS EVERY RUNNING CONTAINER")) << why;
+    EXPECT_TRUE(contains(why, "\"live-restore\": true")) << why;
+
+    // What the plan showed is what apply does.
+    (void)run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure);
+    EXPECT_EQ(host.ran({"systemctl", "restart", "docker"}).size(), 1u);
+}
+
+TEST_F(ContainerSteps, WithLiveRestoreThePlanSaysContainersKeepRunning) {
+    TestHost host;
+    host.sys.add_file(kDaemonJson, "{\"live-restore\": true}\n");
+    host.sys.on_command({"systemctl", "is-active", "--quiet", "docker"}, CommandResult{});
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    std::string why;
+    for (const auto& c : r.changes) {
+        why += c.target == "systemctl restart docker" ? c.detail : "";
+    }
+    EXPECT_TRUE(contains(why, "running containers keep running")) << why;
+    EXPECT_FALSE(contains(why, "STOPS")) << why;
+}
+
+TEST_F(ContainerSteps, AStoppedEngineIsNotRestartedAndThePlanSaysNothingOfIt) {
+    TestHost host; // its systemctl says docker is not active
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    const auto commands = targets(r, Change::Kind::command);
+    ASSERT_FALSE(commands.empty());
+    EXPECT_EQ(commands.back(), "nvidia-ctk runtime configure --runtime=docker");
+    for (const auto& c : commands) {
+        EXPECT_FALSE(contains(c, "restart")) << c;
+    }
+    (void)run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure);
+    EXPECT_TRUE(host.ran({"systemctl", "restart"}).empty());
+}
+
+TEST_F(ContainerSteps, AnEngineThisStepInstallsMayBeRestartedAndThePlanSaysWhen) {
+    profile.container->engine = "docker.io";
+    TestHost host({.docker = false});
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    std::string why;
+    for (const auto& c : r.changes) {
+        why += c.target == "systemctl restart docker" ? c.detail : "";
+    }
+    EXPECT_TRUE(contains(why, "only if docker runs after its install")) << why;
+    EXPECT_TRUE(contains(why, "no container runs in it yet")) << why;
+}
+
 TEST_F(ContainerSteps, ADaemonJsonNvidiaCtkCannotMergeIntoBlocksWithItsPosition) {
     TestHost host;
     host.sys.add_file(kDaemonJson, "{\n    \"log-driver\": \"journald\",\n}\n");
@@ -137,6 +259,28 @@ TEST_F(ContainerSteps, ARuntimeConfigureThatOverwroteIsUndone) {
         EXPECT_TRUE(contains(e.what(), "wrote the original back")) << e.what();
     }
     EXPECT_EQ(*host.sys.read_file(kDaemonJson), kAdminDaemon);
+}
+
+// Issue 26 item 7: daemon.json is a link to the admin's 0600 file (it may hold registry
+// credentials). The original goes back with that file's mode, never the link's 0777.
+TEST_F(ContainerSteps, AnUndoneOverwriteThroughALinkKeepsTheFilesMode) {
+    TestHost host;
+    const std::string real = "/etc/docker/conf.d/daemon.json";
+    host.sys.add_file(real, kAdminDaemon);
+    host.sys.set_mode(real, 0600);
+    host.sys.add_link(kDaemonJson, real);
+    // nvidia-ctk writes through the link, over the admin's settings.
+    host.sys.on_command_prefix({"nvidia-ctk", "runtime", "configure"}, [&](const Command&) {
+        host.sys.add_file(real, read_fixture("cmd/files/docker-daemon.json"));
+        return CommandResult{};
+    });
+    StepRunner run(host, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_THROW(
+        (void)run.step("container-toolkit").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
+        HostError);
+    EXPECT_EQ(*host.sys.read_file(kDaemonJson), kAdminDaemon);
+    EXPECT_EQ(host.sys.lstat(kDaemonJson)->mode & 07777, 0600u);
 }
 
 TEST(LostSettings, JsonKeysRuntimesAndTheDefaultRuntime) {

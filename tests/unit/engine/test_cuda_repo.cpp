@@ -247,3 +247,38 @@ TEST(AptSources, FindsOneLineAndDeb822EntriesForAUrlButNotDisabledOrOwnOnes) {
     EXPECT_EQ(deb822->line, 4);
     EXPECT_EQ(deb822->signed_by, "(an inline key)");
 }
+
+// issue 26 item 6: an adopted source that turns apt's checks off (trusted=yes and friends) would
+// let plan and verify say the pinned key is in place while apt checks nothing.
+TEST_F(CudaRepo, AForeignSourceThatSwitchesAptsChecksOffIsNeverAdopted) {
+    for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
+             {"signed-by=" + kPkgKeyring + " trusted=yes", "trusted=yes"},
+             {"allow-insecure=yes signed-by=" + kPkgKeyring, "allow-insecure=yes"},
+             {"signed-by=" + kPkgKeyring + " allow-weak=yes", "allow-weak=yes"},
+             {"signed-by=" + kPkgKeyring + " check-valid-until=no", "check-valid-until=no"}}) {
+        SCOPED_TRACE(options);
+        TestHost host;
+        host.sys.add_file(kPkgKeyring, read_fixture("engine/test-key.gpg"));
+        host.sys.add_file(kPkgList, "deb [" + options + "] " + kCudaUrl + " /\n");
+        StepRunner run(host, profile);
+        const auto r = run.check("cuda-repo");
+        EXPECT_EQ(r.status, StepStatus::blocked);
+        EXPECT_TRUE(contains(r.reason, kPkgList + ":1")) << r.reason;
+        EXPECT_TRUE(contains(r.reason, "turns off apt's checks")) << r.reason;
+        EXPECT_TRUE(contains(r.reason, "remove " + said)) << r.reason;
+        // verify says the same: the source is not "in place".
+        const auto v = run.step("cuda-repo").verify(run.ctx(), host.sys);
+        ASSERT_FALSE(v.empty());
+        EXPECT_FALSE(v.front().passed);
+    }
+    // deb822's spelling too.
+    TestHost host;
+    host.sys.add_file(kPkgKeyring, read_fixture("engine/test-key.gpg"));
+    host.sys.add_file("/etc/apt/sources.list.d/cuda.sources",
+                      "Types: deb\nURIs: " + kCudaUrl + "\nSuites: /\nSigned-By: " + kPkgKeyring +
+                          "\nTrusted: yes\n");
+    StepRunner run(host, profile);
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "Trusted: yes")) << r.reason;
+}

@@ -46,6 +46,10 @@ struct ElHost {
         if (epel && !sys.exists("/etc/yum.repos.d/epel.repo")) {
             sys.add_file("/etc/yum.repos.d/epel.repo", "[epel]\nname=Extra Packages\n");
         }
+        // Docker CE, where its RPM puts dockerd: the built-ins run containers through Docker
+        // and install no engine (without one the container-toolkit step is blocked).
+        sys.add_file("/usr/bin/dockerd", "\x7f"
+                                         "ELF");
         sys.on_url(kKeyUrl, http_ok(read_fixture("engine/test-key.asc")));
         serve_rpm_md(sys, kElCudaUrl, "cuda");
         serve_rpm_md(sys, kElCtkUrl, "container-toolkit");
@@ -172,6 +176,18 @@ TEST(ElPlan, TheContainerToolkitRepoIsTheRpmLayoutAndAStrayDebUrlIsRefused) {
     EXPECT_EQ(refused.status, StepStatus::blocked);
     EXPECT_TRUE(contains(refused.reason, "stable/rpm/x86_64/")) << refused.reason;
     EXPECT_TRUE(contains(refused.reason, "{pkgformat}")) << refused.reason;
+}
+
+TEST(ElPlan, WithoutDockerTheContainerStepIsBlockedNamingDockerCe) {
+    ElHost host("rocky-9");
+    host.sys.remove_file("/usr/bin/dockerd");
+    const auto profile = builtin_on_mirror("cv-train"); // runtime docker, engine none
+    StepRunner run(host.sys, profile);
+    const auto r = run.check("container-toolkit");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "docker is not installed on this host")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "container.engine: docker-ce")) << r.reason;
+    EXPECT_FALSE(contains(r.reason, "docker.io")) << r.reason; // RHEL has none
 }
 
 TEST(ElPlan, WithoutEpelTheDriverIsBlockedWithTheFix) {

@@ -158,3 +158,19 @@ TEST(JournalHistory, AStepFromAnEarlierRunIsNotCountedAgain) {
     ASSERT_EQ(j.history.size(), 1u);
     EXPECT_TRUE(j.history[0].steps.empty());
 }
+
+// `gpuprov status` exits 0 only for a run that finished: a journal left "running" by a killed
+// run (no process holds the run lock any more) is "interrupted", not success for cloud-init.
+TEST(Journal, LastRunResultJudgesARunningJournalByTheRunLock) {
+    gpuprov::testing::FakeSystem sys;
+    Journal j;
+    for (const auto* result : {"done", "failed", "reboot-required"}) {
+        j.result = result;
+        EXPECT_EQ(last_run_result(sys, j), result);
+    }
+    j.result = "running";
+    EXPECT_EQ(last_run_result(sys, j), "interrupted"); // killed: nobody holds the lock
+    sys.set_lock_holder(kRunLockPath, -1, 1);          // a live apply holds it (flock)
+    EXPECT_EQ(last_run_result(sys, j), "running");
+    EXPECT_EQ(last_run_result(sys, j), "interrupted"); // and then it was gone
+}

@@ -674,6 +674,9 @@ TEST(MatrixPackages, AptDriverSchemePerOsAndBranch) {
     EXPECT_EQ(u595->packages.at("proprietary"), (std::vector<std::string>{"cuda-drivers"}));
     EXPECT_EQ(d.scheme_for("ubuntu", 585), nullptr); // no branch between 580 and 590
     EXPECT_EQ(d.scheme_for("debian", 580)->name, "pinned");
+    EXPECT_EQ(d.scheme_for("debian", 570)->name, "pinned");
+    // debian12 has no nvidia-driver-pinning-575 ([C17]): 575 keeps its branch meta.
+    EXPECT_EQ(d.scheme_for("debian", 575)->name, "suffixed");
     EXPECT_EQ(d.scheme_for("debian", 550)->name, "suffixed");
     EXPECT_EQ(d.scheme_for("linuxmint", 580), nullptr);
     EXPECT_EQ(expand_package_name(d.pinning_branch, {.branch = "610"}),

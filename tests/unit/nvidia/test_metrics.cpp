@@ -164,6 +164,24 @@ TEST(Metrics, CollectReadsSmiHealthKernelLogAndJournal) {
     EXPECT_FALSE(s.journal.has_value());
 }
 
+TEST(Metrics, TheTimersProbesLogTheirSizeNotTheirOutput) {
+    // Every minute, as root, into /var/log/gpuprov.log: journalctl -k alone is the whole boot's
+    // kernel log (issue 26 item 5).
+    FakeSystem sys;
+    script_query(sys, "query-580-a100.csv");
+    sys.on_command(smi_health_argv(),
+                   answer_ok(read_fixture("cmd/nvidia-smi/health-580-2gpu.csv")));
+    sys.on_command(kNvlinkErrors, answer_ok(read_fixture("cmd/nvlink/errors-535-a100-gpu0-1.txt")));
+    sys.on_command(kJournalctlKernel, answer_failed(1, "", "No journal files were found."));
+    sys.on_command({"dmesg"}, answer_ok(read_fixture("cmd/xid/dmesg-62-340.txt")));
+    (void)collect_metrics(sys);
+    ASSERT_EQ(sys.commands_seen.size(), 5u);
+    for (const auto& c : sys.commands_seen) {
+        EXPECT_FALSE(c.log_output) << display_argv(c.argv);
+    }
+    EXPECT_TRUE(sys.commands_ran.empty()); // read-only probes, all of them
+}
+
 TEST(Metrics, CollectFallsBackToDmesgAndSkipsHealthWithoutSmi) {
     // nvidia-smi fails: the health and NVLink queries are not run (FakeSystem fails the test
     // on any unscripted command). journalctl fails: dmesg is read.

@@ -345,8 +345,10 @@ struct SmokeTorch : Smoke {
     void torch_prints(const std::string& fixture, int exit_code) {
         sys.add_file(python, "");
         sys.on_command_prefix({python}, [this, fixture, exit_code](const Command& c) {
-            // The probe arrives on stdin, never as a shell string.
-            EXPECT_EQ(c.argv, (std::vector<std::string>{python, "-"}));
+            // The probe arrives on stdin, never as a shell string; Python runs isolated (-I:
+            // no cwd, PYTHON* or user site on sys.path), from /.
+            EXPECT_EQ(c.argv, (std::vector<std::string>{python, "-I", "-"}));
+            EXPECT_EQ(c.cwd, "/");
             EXPECT_EQ(c.stdin_data.value_or(""), std::string(torch_smoke_source()));
             auto r = answer_ok(read_fixture("cmd/smoke/" + fixture));
             r.exit_code = exit_code;
@@ -420,7 +422,7 @@ TEST_F(SmokeTorch, WrongMatmulFails) {
                        "gpuprov-smoke cuda-available True devices=1\n"
                        "gpuprov-smoke matmul elements=262144 wrong=7\n");
     r.exit_code = 1;
-    sys.on_command({python, "-"}, r);
+    sys.on_command({python, "-I", "-"}, r);
     const auto o = one("smoke.pytorch");
     EXPECT_EQ(o.status, SmokeStatus::failed);
     EXPECT_EQ(o.reason, "wrong results: 7 of 262144 matmul elements differ from the CPU's");
@@ -428,7 +430,7 @@ TEST_F(SmokeTorch, WrongMatmulFails) {
 
 TEST_F(SmokeTorch, AnErrorOnTheGpuFails) {
     sys.add_file(python, "");
-    sys.on_command({python, "-"},
+    sys.on_command({python, "-I", "-"},
                    answer_failed(1, "",
                                  "gpuprov-smoke torch version=2.4.1+cu124 cuda=12.4\n"
                                  "gpuprov-smoke cuda-available True devices=1\n"
@@ -438,6 +440,122 @@ TEST_F(SmokeTorch, AnErrorOnTheGpuFails) {
     EXPECT_EQ(o.status, SmokeStatus::failed);
     EXPECT_EQ(o.reason, "the matmul on the GPU raised RuntimeError: CUDA error: no kernel image "
                         "is available for execution");
+}
+
+// ---- as root, only what root alone can change runs (issue 26 item 1) ----
+
+TEST_F(SmokeTorch, AsRootAVenvSomeoneElseOwnsIsRefusedAndNotRun) {
+    torch_prints("torch-2.4.1-ok.txt", 0);
+    sys.set_owner("/opt/venv", 1000, 1000);
+    const auto o = one("smoke.pytorch");
+    EXPECT_EQ(o.status, SmokeStatus::failed);
+    EXPECT_TRUE(contains(o.reason, "refusing to run /opt/venv/bin/python as root")) << o.reason;
+    EXPECT_TRUE(contains(o.reason, "directory /opt/venv (owner uid 1000, group gid 1000, mode "
+                                   "0755)"))
+        << o.reason;
+    EXPECT_TRUE(contains(o.fix, "chown root:root")) << o.fix;
+    EXPECT_TRUE(contains(o.fix, "run verify --smoke as the user who owns it")) << o.fix;
+    EXPECT_FALSE(ran(python));
+}
+
+TEST_F(SmokeTorch, AsRootAPythonLinkedToAnotherUsersFileIsRefused) {
+    torch_prints("torch-2.4.1-ok.txt", 0);
+    sys.add_file("/home/u/bin/python3", "");
+    sys.set_owner("/home/u/bin/python3", 1000);
+    sys.add_link(python, "/home/u/bin/python3");
+    const auto o = one("smoke.pytorch");
+    EXPECT_EQ(o.status, SmokeStatus::failed);
+    EXPECT_TRUE(contains(o.reason, "file /home/u/bin/python3 (owner uid 1000")) << o.reason;
+    EXPECT_FALSE(ran(python));
+}
+
+TEST_F(SmokeTorch, AsRootAVenvWhoseSitePackagesOthersCanWriteIsRefused) {
+    // A .pth file dropped there runs at Python's start, before any import.
+    torch_prints("torch-2.4.1-ok.txt", 0);
+    sys.add_file("/opt/venv/pyvenv.cfg", "home = /usr/bin\n");
+    sys.add_dir("/opt/venv/lib/python3.11/site-packages");
+    sys.set_mode("/opt/venv/lib/python3.11/site-packages", 01777);
+    const auto o = one("smoke.pytorch");
+    EXPECT_EQ(o.status, SmokeStatus::failed);
+    EXPECT_TRUE(contains(o.reason, "Python with code from /opt/venv/lib/python3.11/site-packages"))
+        << o.reason;
+    EXPECT_TRUE(contains(o.reason, "mode 1777) is writable by group or others")) << o.reason;
+    EXPECT_FALSE(ran(python));
+    // Root's, 0755: it runs.
+    sys.set_mode("/opt/venv/lib/python3.11/site-packages", 0755);
+    EXPECT_EQ(one("smoke.pytorch").status, SmokeStatus::passed);
+}
+
+TEST_F(SmokeTorch, AsRootAVenvWhosePyvenvCfgOthersCanWriteIsRefused) {
+    // Its `home` picks the installation whose standard library Python loads.
+    torch_prints("torch-2.4.1-ok.txt", 0);
+    sys.add_file("/opt/venv/pyvenv.cfg", "home = /usr/bin\n");
+    sys.set_mode("/opt/venv/pyvenv.cfg", 0666);
+    const auto o = one("smoke.pytorch");
+    EXPECT_EQ(o.status, SmokeStatus::failed);
+    EXPECT_TRUE(contains(o.reason, "file /opt/venv/pyvenv.cfg (owner uid 0, group gid 0, mode "
+                                   "0666) is writable by group or others"))
+        << o.reason;
+    EXPECT_FALSE(ran(python));
+}
+
+TEST_F(SmokeTorch, AUserRunsTheirOwnVenv) {
+    // Not root: nobody gains anything from the user's own files.
+    torch_prints("torch-2.4.1-ok.txt", 0);
+    sys.set_uid(1000);
+    sys.set_owner("/opt/venv", 1000, 1000);
+    EXPECT_EQ(one("smoke.pytorch").status, SmokeStatus::passed);
+}
+
+TEST_F(SmokeNccl, AsRootABuildInAUsersDirectoryIsRefusedAndNotRun) {
+    const std::string tool = "/home/u/nccl-tests/build/all_reduce_perf";
+    sys.add_file(tool, "");
+    sys.set_owner("/home/u", 1000, 1000);
+    sys.on_command(argv(tool),
+                   answer_ok(read_fixture("cmd/nccl-tests/all_reduce_perf-g2-2080ti.txt")));
+    const auto o = one("smoke.nccl");
+    EXPECT_EQ(o.status, SmokeStatus::failed);
+    EXPECT_TRUE(contains(o.reason, "refusing to run " + tool + " as root")) << o.reason;
+    EXPECT_TRUE(contains(o.reason, "directory /home/u (owner uid 1000")) << o.reason;
+    EXPECT_TRUE(contains(o.fix, "chown root:root")) << o.fix;
+    EXPECT_TRUE(sys.commands_ran.empty());
+}
+
+TEST_F(SmokeNccl, AGroupWritableToolIsRefusedAsRoot) {
+    const std::string tool = "/usr/local/bin/all_reduce_perf";
+    path = {};
+    sys.add_file(tool, "");
+    sys.set_mode(tool, 0775);
+    const auto o = one("smoke.nccl");
+    EXPECT_EQ(o.status, SmokeStatus::failed);
+    EXPECT_TRUE(contains(o.reason, "mode 0775) is writable by group or others")) << o.reason;
+    EXPECT_TRUE(sys.commands_ran.empty());
+}
+
+TEST_F(SmokeNccl, TheToolStartsInRootsDirectory) {
+    const std::string tool = "/usr/bin/all_reduce_perf";
+    sys.add_file(tool, "");
+    std::string cwd = "unset";
+    sys.on_command_prefix({tool}, [&cwd](const Command& c) {
+        cwd = c.cwd.string();
+        return answer_ok(read_fixture("cmd/nccl-tests/all_reduce_perf-g2-2080ti.txt"));
+    });
+    EXPECT_EQ(one("smoke.nccl").status, SmokeStatus::passed);
+    EXPECT_EQ(cwd, "/");
+}
+
+TEST_F(Smoke, AsRootAnNvccOthersCanChangeIsRefusedBeforeAnythingIsWritten) {
+    sys.add_file(kNvcc, "");
+    sys.set_mode("/usr/local/cuda-12.4/bin", 0777);
+    script_query(sys, "query-550-h200.csv");
+    const auto o = one("smoke.cuda");
+    EXPECT_EQ(o.status, SmokeStatus::failed);
+    EXPECT_TRUE(contains(o.reason, "directory /usr/local/cuda-12.4/bin (owner uid 0, group gid "
+                                   "0, mode 0777) on the way to /usr/local/cuda-12.4/bin/nvcc is "
+                                   "writable by group or others"))
+        << o.reason;
+    EXPECT_FALSE(ran(kNvcc));
+    EXPECT_TRUE(sys.files_written.empty());
 }
 
 // ---- parsers on the captures ----

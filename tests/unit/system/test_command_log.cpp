@@ -51,6 +51,16 @@ TEST_F(CommandLog, AProbeIsDebugAndSaysHowItEnded) {
               "debug query `nvidia-smi -L` -> could not be started (not found) in 0.000 s\n");
 }
 
+TEST_F(CommandLog, WithoutOutputLoggingOnlyTheSummaryAndTheSizesAreLogged) {
+    // The metrics timer's probes: every minute, megabytes of kernel log otherwise.
+    const Command cmd{.argv = {"journalctl", "-k", "-q", "--no-pager"}, .log_output = false};
+    const CommandResult r{.out = std::string(3 * 1024 * 1024 + 512 * 1024, 'k') + "\nNVRM: Xid",
+                          .err = "warn"};
+    detail::log_command(cmd, r, 250ms, false);
+    EXPECT_EQ(text(), "debug query `journalctl -k -q --no-pager` -> exit 0 in 0.250 s (stdout "
+                      "3.5 MiB, stderr 4 B, not logged)\n");
+}
+
 TEST_F(CommandLog, OutcomesAreNamed) {
     EXPECT_EQ(detail::describe_outcome({.exit_code = 137}), "exit 137 (signal 9)");
     EXPECT_EQ(detail::describe_outcome({.exit_code = 137, .timed_out = true}), "killed: timed out");

@@ -96,6 +96,25 @@ TEST(LocalSystem, LockHolderSeesDnfsFlockedPidFile) {
     fs::remove_all(dir);
 }
 
+// `gpuprov status` tells a live run from a killed one by this probe, also without root: the run
+// lock is readable by everyone whatever apply's umask, and held means held.
+TEST(LocalSystem, TheRunLockIsReadableByAllAndItsHolderIsSeen) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    const auto old_umask = ::umask(077);
+    auto lock = sys.try_lock("/run/gpuprov.lock");
+    ::umask(old_umask);
+    ASSERT_TRUE(lock);
+    EXPECT_EQ(fs::status(dir / "run/gpuprov.lock").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                  fs::perms::others_read);
+    EXPECT_EQ(sys.lock_holder("/run/gpuprov.lock"), -1);       // held (a flock; no pid in the file)
+    EXPECT_TRUE(sys.try_lock("/run/gpuprov.lock") == nullptr); // the probe took nothing
+    lock.reset();
+    EXPECT_FALSE(sys.lock_holder("/run/gpuprov.lock"));
+    fs::remove_all(dir);
+}
+
 TEST(LocalSystem, NewDirectoriesAre0755WhateverTheUmask) {
     const auto dir = temp_dir();
     LocalSystem sys(dir);
@@ -146,5 +165,41 @@ TEST(LocalSystem, ARewrittenFileKeepsItsOwnerAndGroup) {
     EXPECT_EQ(sys.read_file("/etc/x.conf"), "b\n");
     sys.write_file_atomic("/etc/new.conf", "c\n", 0644); // a new file is the writer's
     EXPECT_EQ(sys.lstat("/etc/new.conf")->uid, 0U);
+    fs::remove_all(dir);
+}
+
+// Item 7 of issue 26: a link's own mode (0777) is not the file's.
+TEST(LocalSystem, StatFollowsLinksToTheFile) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    sys.write_file_atomic("/f", "x", 0640);
+    fs::create_symlink("f", dir / "l");
+    fs::create_symlink("missing", dir / "dangling");
+    const auto l = sys.stat("/l");
+    ASSERT_TRUE(l);
+    EXPECT_TRUE(S_ISREG(l->mode));
+    EXPECT_EQ(l->mode & 07777U, 0640U);
+    EXPECT_FALSE(sys.stat("/dangling"));
+    fs::remove_all(dir);
+}
+
+// Item 19: plan compares its binary with the installed copy without reading either whole.
+TEST(LocalSystem, SameContentComparesSizesThenBytes) {
+    const auto dir = temp_dir();
+    LocalSystem sys(dir);
+    std::string big(300 * 1024, 'a'); // several pieces
+    sys.write_file_atomic("/a", big, 0644);
+    sys.write_file_atomic("/b", big, 0644);
+    EXPECT_EQ(sys.same_content("/a", "/b"), true);
+    EXPECT_EQ(sys.same_content("/a", "/a"), true);
+    big[200 * 1024] = 'b'; // same size, one byte differs in a later piece
+    sys.write_file_atomic("/b", big, 0644);
+    EXPECT_EQ(sys.same_content("/a", "/b"), false);
+    sys.write_file_atomic("/b", big + "x", 0644);
+    EXPECT_EQ(sys.same_content("/a", "/b"), false);
+    fs::create_symlink("a", dir / "l");
+    EXPECT_EQ(sys.same_content("/l", "/a"), true);
+    EXPECT_FALSE(sys.same_content("/a", "/missing"));
+    EXPECT_FALSE(sys.same_content("/a", "/")); // not a regular file
     fs::remove_all(dir);
 }

@@ -130,3 +130,39 @@ TEST(LocalTrust, RequireTrustedThrowsNamingWhatAndTheOverride) {
     sys.set_mode("/tmp/p.yaml", 0644);
     EXPECT_NO_THROW(require_trusted(sys, "/tmp/p.yaml", "profile"));
 }
+
+// Where root is about to put a program (issue 26 item 8), or Python's site-packages (item 1):
+// the directory itself must be root's and writable by no one else, sticky or not.
+TEST(LocalTrust, ADirectoryIsCheckedAsTheLastComponent) {
+    FakeSystem sys;
+    sys.add_dir("/usr/local/bin");
+    EXPECT_EQ(untrusted_reason(sys, "/usr/local/bin", TrustedKind::directory), std::nullopt);
+    EXPECT_EQ(untrusted_reason(sys, "/usr/local/bin/", TrustedKind::directory), std::nullopt);
+    EXPECT_EQ(untrusted_reason(sys, "/", TrustedKind::directory), std::nullopt);
+    sys.set_mode("/usr/local/bin", 02775); // Debian's old root:staff /usr/local
+    expect_mentions(untrusted_reason(sys, "/usr/local/bin/", TrustedKind::directory).value_or(""),
+                    {"directory /usr/local/bin (owner uid 0, group gid 0, mode 2775)",
+                     "writable by group or others", "chmod go-w /usr/local/bin"});
+    sys.set_mode("/usr/local/bin", 01777); // sticky does not help: anyone could add a program
+    EXPECT_TRUE(untrusted_reason(sys, "/usr/local/bin", TrustedKind::directory));
+    sys.set_mode("/usr/local/bin", 0755);
+    sys.set_owner("/usr/local", 1000);
+    expect_mentions(untrusted_reason(sys, "/usr/local/bin", TrustedKind::directory).value_or(""),
+                    {"directory /usr/local (owner uid 1000", "on the way to /usr/local/bin"});
+    sys.add_file("/usr/local/f", "");
+    sys.set_owner("/usr/local", 0);
+    expect_mentions(untrusted_reason(sys, "/usr/local/f", TrustedKind::directory).value_or(""),
+                    {"/usr/local/f", "is not a directory"});
+    sys.set_mode("/", 0777);
+    EXPECT_TRUE(untrusted_reason(sys, "/", TrustedKind::directory));
+}
+
+TEST(LocalTrust, ADirectoryReachedThroughALinkIsCheckedAtItsTarget) {
+    FakeSystem sys;
+    sys.add_dir("/opt/venv-3.11/lib");
+    sys.add_link("/opt/venv/lib", "/opt/venv-3.11/lib");
+    EXPECT_EQ(untrusted_reason(sys, "/opt/venv/lib", TrustedKind::directory), std::nullopt);
+    sys.set_mode("/opt/venv-3.11/lib", 0777);
+    expect_mentions(untrusted_reason(sys, "/opt/venv/lib", TrustedKind::directory).value_or(""),
+                    {"directory /opt/venv-3.11/lib", "mode 0777"});
+}

@@ -211,8 +211,13 @@ TEST(Process, StdinClosedByTheChildNeitherKillsNorHangsGpuprov) {
 TEST(Process, ChildrenInheritNoDescriptorButTheThreePipes) {
     // A descriptor opened without O_CLOEXEC (as a library might) stays gpuprov's: the child
     // (and a daemon a postinst starts) sees only stdin, stdout and stderr.
-    const int leaked = ::open("/dev/null", O_RDONLY);
-    ASSERT_GE(leaked, 3);
+    // Far above stderr: at 3 it would share its number with the descriptor ls opens on
+    // /proc/self/fd, and the test could not tell the two apart.
+    const int first = ::open("/dev/null", O_RDONLY);
+    ASSERT_GE(first, 3);
+    const int leaked = ::fcntl(first, F_DUPFD, 100);
+    ::close(first);
+    ASSERT_GE(leaked, 100);
     const auto r = detail::run_process({.argv = {"ls", "/proc/self/fd"}});
     ::close(leaked);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -463,6 +468,37 @@ TEST(Process, ProgramsAreLookedUpInTheChildsPathNotTheCallers) {
     EXPECT_TRUE(r.ok()) << r.err;
     EXPECT_EQ(r.out, "stand-in\n");
     std::filesystem::remove_all(dir);
+}
+
+// verify --smoke starts Python in / (issue 26 item 1): the child's working directory is the
+// command's, not gpuprov's, with posix_spawn's chdir and with the pre-2.29 fallback alike.
+TEST(Process, ACommandStartsInItsOwnDirectory) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("gpuprov-test-cwd-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto before = std::filesystem::current_path();
+    std::filesystem::current_path(dir);
+    for (const bool fallback : {false, true}) {
+        detail::force_chdir_fallback(fallback);
+        auto r = detail::run_process({.argv = {"pwd", "-P"}, .cwd = "/"});
+        EXPECT_TRUE(r.ok()) << r.err;
+        EXPECT_EQ(r.out, "/\n") << "fallback " << fallback;
+        // gpuprov's own directory is left as it was.
+        EXPECT_EQ(std::filesystem::current_path(), dir);
+        r = detail::run_process({.argv = {"pwd", "-P"}});
+        EXPECT_EQ(r.out, std::filesystem::canonical(dir).string() + "\n");
+    }
+    detail::force_chdir_fallback(false);
+    std::filesystem::current_path(before);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Process, AMissingStartDirectoryIsACleanRefusal) {
+    const auto r = detail::run_process({.argv = {"pwd"}, .cwd = "/nonexistent/gpuprov-cwd"});
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.pid, 0);
+    EXPECT_FALSE(r.not_found); // the program is there; the directory is not
+    EXPECT_NE(r.err.find("cannot start in /nonexistent/gpuprov-cwd"), std::string::npos) << r.err;
 }
 
 } // namespace

@@ -78,6 +78,11 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 
 RUNNING = ("done", "failed", "reboot-required")
+# gpuprov's exit codes (docs/exit-codes.md): 2 is only ever "changes pending", 64 a command line
+# gpuprov refused (EX_USAGE: an unknown step id in only/skip, a bad value), which ran nothing.
+EXIT_CHANGES_PENDING = 2
+EXIT_REBOOT_REQUIRED = 3
+EXIT_USAGE = 64
 
 
 def filters(p):
@@ -92,6 +97,9 @@ def filters(p):
 
 
 def parse(module, rc, out, err, what):
+    if rc == EXIT_USAGE:
+        module.fail_json(msg="gpuprov %s refused the command line (exit 64, a usage error): %s"
+                         % (what, err.strip()[-2000:]), rc=rc, stdout=out, stderr=err)
     try:
         return json.loads(out)
     except ValueError:
@@ -135,11 +143,11 @@ def main():
         argv = exe + ["plan", p["profile"], "--json", "--detailed-exitcode"] + filters(p)
         rc, out, err = module.run_command(argv)
         plan = parse(module, rc, out, err, "plan")
-        if rc == 1:
+        if rc not in (0, EXIT_CHANGES_PENDING):
             module.fail_json(msg="gpuprov plan is blocked: " + "; ".join(
                 "%s: %s" % (s.get("id"), s.get("reason")) for s in plan.get("steps", [])
                 if s.get("status") == "blocked") or err.strip(), plan=plan, rc=rc)
-        result = dict(changed=(rc == 2), plan=plan, reboot_required=False)
+        result = dict(changed=(rc == EXIT_CHANGES_PENDING), plan=plan, reboot_required=False)
         if module._diff:
             result["diff"] = plan_diff(plan)
         module.exit_json(**result)
@@ -148,7 +156,7 @@ def main():
     rc, out, err = module.run_command(argv)
     res = parse(module, rc, out, err, "apply")
     changed = any(s.get("status") in RUNNING for s in res.get("steps", []) if s.get("id") != "verify")
-    if rc == 3:
+    if rc == EXIT_REBOOT_REQUIRED:
         module.exit_json(changed=True, reboot_required=True, result=res,
                          msg=res.get("message", "a reboot is required"))
     if rc != 0:
