@@ -158,7 +158,12 @@ CONF
         dkms-source)
             # NVIDIA's kmod %post: dkms add/build/install, failures ignored (`|| :`), so a module DKMS
             # cannot build leaves the install green and the module unloadable, as on real hosts. Both
-            # flavours register the DKMS module "nvidia" from /usr/src/nvidia-<version>.
+            # flavours register the DKMS module "nvidia" from /usr/src/nvidia-<version>; the open
+            # source's module says MODULE_LICENSE("Dual MIT/GPL") (lib/dkms-standin), so the loaded
+            # module reports "Open Kernel Module" as the real one does.
+            if [[ "${1:-}" == open ]]; then
+                put "$n" "$v" "$r" "/usr/src/nvidia-$v/e2e-module-license" 0644 <<<"Dual MIT/GPL"
+            fi
             put "$n" "$v" "$r" "/usr/src/nvidia-$v/dkms.conf" 0644 <<DKMS
 PACKAGE_NAME="nvidia"
 PACKAGE_VERSION="$v"
