@@ -56,7 +56,7 @@ loads_and_reports() { # VERSION CUDA
     assert_eq "dkms built the module for the running kernel" "nvidia/$1, $SIM_KERNEL, x86_64: installed" \
         "$(in_root "$ROOT" 10 dkms status)"
     check "modprobe nvidia loads the built module" in_root "$ROOT" 10 modprobe nvidia
-    check "the loaded module is $1" grep -q "Kernel Module  $1 " "$ROOT/proc/driver/nvidia/version"
+    check "the loaded module is the open $1" grep -q "Open Kernel Module for x86_64  $1 " "$ROOT/proc/driver/nvidia/version"
     assert_eq "nvidia-smi reports driver $1" "$1" \
         "$(in_root "$ROOT" 10 nvidia-smi --query-gpu=driver_version --format=csv,noheader | sed -n 1p)"
     check "nvidia-smi reports CUDA $2" grep -q "CUDA Version: $2 " <(in_root "$ROOT" 10 nvidia-smi)
