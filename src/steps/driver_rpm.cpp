@@ -301,9 +301,15 @@ void check_rpm_driver(const StepContext& ctx, const System& sys, const PackageMa
     if (!drv.modular) {
         // No stream keeps dnf in the branch: the whole driver closure at the roots' build, and
         // the installed driver packages beyond it (xorg-x11-nvidia, nvidia-settings) move with
-        // it on a branch change.
-        pins = rpm_branch_closure(*index, pins, d.branch,
-                                  installed_driver_closure(sys, pm, drv.packages));
+        // it on a branch change; never the other flavour's (its kmod goes, the walk brings back
+        // what this flavour requires of it).
+        std::vector<std::string> also;
+        for (const auto& n : installed_driver_closure(sys, pm, drv.packages)) {
+            if (!contains(drv.other_flavor, n)) {
+                also.push_back(n);
+            }
+        }
+        pins = rpm_branch_closure(*index, pins, d.branch, also);
         r.changes.push_back(note(fmt::format(
             "EL {}: NVIDIA publishes no module streams; every driver package the top-level "
             "packages require is pinned to {} from the index (nvidia-open requires its parts "

@@ -7,6 +7,7 @@
 // plugin is planned wherever a lock is, on 10 and on 9.
 #include "host_builder.hpp"
 
+#include <gpuprov/journal.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/transaction.hpp>
 
@@ -400,9 +401,38 @@ TEST(El10Plan, ADriverPackageMovedToAnotherBranchIsPendingAndMovedBack) {
     EXPECT_EQ(specs(d.installs), Strings{"nvidia-modprobe=3:595.91.07-1.el10"});
 }
 
+TEST(El10Plan, AFlavourChangeRemovesTheOtherFlavoursPartsAndPinsNoneOfThem) {
+    // 595 with the open modules, installed by gpuprov; the profile now asks for the proprietary
+    // ones. The installed closure holds nvidia-open and kmod-nvidia-open-dkms, which conflict
+    // with kmod-nvidia-latest-dkms: pinned with the rest of the closure they would stay, and the
+    // transaction could never resolve.
+    El10Host host;
+    host.rpms += read_fixture("cmd/rpm/qa-el10-595-open.txt") + plugin_rpm();
+    Journal j{.profile = "el10"};
+    JournalStep s{.id = "driver", .status = "done"};
+    for (const auto& spec : open_closure("3:595.91.07-1.el10")) {
+        s.versions[spec.substr(0, spec.find('='))] = spec.substr(spec.find('=') + 1);
+    }
+    j.steps.push_back(s);
+    save_journal(host.sys, j);
+    auto profile = el10_profile();
+    profile.driver->flavor = "proprietary";
+    StepRunner run(host.sys, profile);
+    const auto d = run.check("driver");
+    ASSERT_EQ(d.status, StepStatus::pending) << d.reason;
+    EXPECT_EQ(sorted(d.removals), (Strings{"kmod-nvidia-open-dkms", "nvidia-open"}));
+    const auto pins = specs(d.installs);
+    EXPECT_NE(std::find(pins.begin(), pins.end(), "kmod-nvidia-latest-dkms=3:595.91.07-1.el10"),
+              pins.end());
+    for (const auto& p : pins) {
+        EXPECT_FALSE(contains(p, "nvidia-open")) << p;
+        EXPECT_FALSE(contains(p, "610.")) << p;
+    }
+}
+
 TEST(El10Plan, FabricManagerHasNoStreamAndIsLockedWithTheDriver) {
     El10Host host;
-    auto profile = el10_profile("fabric_manager: enabled\n");
+    auto profile = el10_profile("fabric_manager: true\n");
     StepRunner run(host.sys, profile);
     const auto r = run.check("fabric-manager");
     ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
