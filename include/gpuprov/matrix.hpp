@@ -55,6 +55,8 @@ struct DistroRepo {
     /// Newest, only for a repo NVIDIA stopped adding releases to; nullopt: open-ended (the live
     /// index decides about releases newer than the matrix).
     std::optional<DottedVersion> cuda_max;
+    /// Empty where NVIDIA's key is known by its file name only (rhel10's CDF6BA43.pub): a
+    /// profile must then pin the fingerprint itself.
     std::string key_fingerprint;
     std::string key_file;             ///< "3bf863cc.pub"
     bool confirmed = true;            ///< false: cuda_min/cuda_max are inferred, not seen
@@ -135,7 +137,7 @@ struct CudaBuiltPackages {
 };
 
 /// The driver as NVIDIA packages it for the rhel family: a dnf module stream per branch and
-/// flavour, and the packages installed with it enabled.
+/// flavour on RHEL 8/9, none from `no_module_streams_from` on (RHEL 10), and the packages.
 struct RpmDriverPackages {
     std::string module;                                       ///< "nvidia-driver"
     std::map<std::string, std::string> streams;               ///< flavour -> "{branch}-open"
@@ -143,6 +145,15 @@ struct RpmDriverPackages {
     std::string version_from;                                 ///< "nvidia-driver"
     std::string dkms;                                         ///< "dkms" (EPEL)
     std::vector<std::string> kernel_packages;                 ///< kernel-devel, kernel-headers
+    /// The first EL major whose NVIDIA repository has no nvidia-driver module (10); 0: every
+    /// major has streams.
+    int no_module_streams_from = 0;
+    /// The dnf versionlock plugin's package per EL major (python3-dnf-plugin-versionlock).
+    std::map<int, std::string> versionlock_plugin;
+    /// Whether NVIDIA's repository for this EL major publishes the driver as module streams.
+    [[nodiscard]] bool modular(int el_major) const {
+        return no_module_streams_from == 0 || el_major < no_module_streams_from;
+    }
 };
 
 /// Driver branches from `min` to `max`, both included.
@@ -308,8 +319,12 @@ public:
     };
     [[nodiscard]] std::optional<PublisherKey> publisher_repo_key(std::string_view url,
                                                                  const std::string& slug) const;
-    /// Every fingerprint NVIDIA signs its CUDA repositories with (any distro).
+    /// Every fingerprint NVIDIA signs its CUDA repositories with (any distro) that the matrix
+    /// knows.
     [[nodiscard]] std::vector<std::string> cuda_repo_fingerprints() const;
+    /// NVIDIA's CUDA repository keys the matrix knows by file name only ("CDF6BA43.pub
+    /// (rhel10)"): a pinned fingerprint outside cuda_repo_fingerprints() may be one of them.
+    [[nodiscard]] std::vector<std::string> cuda_repo_unknown_keys() const;
     /// True when `url` points at NVIDIA's CUDA network repositories.
     [[nodiscard]] static bool is_nvidia_cuda_repo(std::string_view url);
     /// True when `url` points at NVIDIA's container toolkit repository.

@@ -128,6 +128,12 @@ struct AptStatus {
 
 /// Whether dnf's versionlock list (/etc/dnf/plugins/versionlock.list) locks this installed rpm.
 [[nodiscard]] bool versionlocked(std::string_view list, const InstalledPackage& p);
+/// The capability dnf finds its versionlock command by (`dnf install 'dnf-command(versionlock)'`,
+/// NVIDIA's rhel10/install.sh); python3-dnf-plugin-versionlock provides it.
+inline constexpr std::string_view kVersionlockCommand = "dnf-command(versionlock)";
+/// Whether an installed rpm provides dnf's versionlock command: without it the versionlock list
+/// is read by nobody, so nothing in it is locked.
+[[nodiscard]] bool versionlock_available(const PackageDb& db);
 /// Names installed twice with one arch (not kernels): what a killed rpm transaction leaves.
 [[nodiscard]] std::vector<std::string> duplicate_packages(const PackageDb& db);
 /// dnf, whatever the host (tests and the rhel family).

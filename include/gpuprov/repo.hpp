@@ -129,6 +129,9 @@ public:
                                                           std::string_view prefix) const;
     [[nodiscard]] bool has(std::string_view name) const { return newest(name) != nullptr; }
     [[nodiscard]] std::size_t size() const { return m_records.size(); }
+    /// Every record, in the index's order (for walks over Provides, which no lookup above
+    /// answers).
+    [[nodiscard]] const std::vector<PackageRecord>& records() const { return m_records; }
     /// Names starting with `prefix` (e.g. "cuda-toolkit-"), sorted, unique.
     [[nodiscard]] std::vector<std::string> names_with_prefix(std::string_view prefix) const;
 

@@ -121,10 +121,12 @@ void read_el_facts(const System& sys, HostFacts& facts) {
             facts.epel = true;
         }
     }
-    // Oracle Linux ships EPEL as oracle-epel-release-elN.
+    // Oracle Linux ships EPEL as oracle-epel-release-elN (el10: `dnf -y install
+    // oracle-epel-release-el10` on Oracle Linux Server 10.0, code index id 33079343206).
     facts.epel = facts.epel || db.installed_version("epel-release") ||
                  db.installed_version("oracle-epel-release-el8") ||
-                 db.installed_version("oracle-epel-release-el9");
+                 db.installed_version("oracle-epel-release-el9") ||
+                 db.installed_version("oracle-epel-release-el10");
     facts.selinux = read_selinux(sys);
 }
 

@@ -34,7 +34,8 @@ std::string family_of(const OsInfo& os) {
     return {};
 }
 
-// NVIDIA publishes one rhelN repo that Rocky, Alma and Oracle Linux use as well.
+// NVIDIA publishes one rhelN repo that Rocky, Alma and Oracle Linux use as well (rhel8, rhel9,
+// rhel10).
 bool is_el_rebuild(const std::string& id) {
     return id == "rhel" || id == "rocky" || id == "almalinux" || id == "ol";
 }
@@ -59,7 +60,7 @@ std::string centos_end_of_life(const OsInfo& os, int major) {
 } // namespace
 
 std::string supported_os_list() {
-    return "Ubuntu 20.04/22.04/24.04, Debian 12, RHEL/Rocky Linux/AlmaLinux/Oracle Linux 8/9, "
+    return "Ubuntu 20.04/22.04/24.04, Debian 12, RHEL/Rocky Linux/AlmaLinux/Oracle Linux 8/9/10, "
            "CentOS Stream 8/9, CentOS Linux 8";
 }
 
@@ -101,7 +102,8 @@ void classify_os(OsInfo& os) {
     } else if (is_el_rebuild(os.id) && version) {
         // Profiles name the EL major only: a Rocky 9.3 host satisfies `os: [rhel-9]`.
         os.profile_os = "rhel-" + std::to_string(major);
-        if (major == 8 || major == 9) {
+        // NVIDIA's rhel8, rhel9 and rhel10 repositories (rhel10 without module streams).
+        if (major >= 8 && major <= 10) {
             os.repo_slug = "rhel" + std::to_string(major);
         }
     } else if (os.id == "centos" && version && !centos_end_of_life(os, major).empty()) {

@@ -185,7 +185,11 @@ std::vector<DistroRepo> read_distros(const Reader& r, const YAML::Node& list) {
             }
         }
         d.key_file = r.string(row, "key_file");
-        d.key_fingerprint = r.fingerprint(row, "key_fingerprint");
+        // Optional: a key NVIDIA names by file only (rhel10's CDF6BA43.pub) has no fingerprint
+        // gpuprov can vouch for; resolve_host_repo then asks the profile to pin one.
+        if (row["key_fingerprint"]) {
+            d.key_fingerprint = r.fingerprint(row, "key_fingerprint");
+        }
         d.confirmed = r.boolean(row, "confirmed", true);
         if (const auto docker = row["docker"]) {
             d.docker = read_docker(r, docker, d.family);
@@ -523,7 +527,8 @@ CudaBuiltPackages read_cuda_built(const Reader& r, const YAML::Node& map, const 
 
 RpmDriverPackages read_rpm_driver(const Reader& r, const YAML::Node& node) {
     r.expect_map(node, "'driver'");
-    r.only_keys(node, {"module", "streams", "packages", "version_from", "dkms", "kernel_packages"});
+    r.only_keys(node, {"module", "streams", "packages", "version_from", "dkms", "kernel_packages",
+                       "no_module_streams_from", "versionlock_plugin"});
     RpmDriverPackages d;
     d.module = r.string(node, "module");
     const auto streams = r.required(node, "streams");
@@ -542,6 +547,18 @@ RpmDriverPackages read_rpm_driver(const Reader& r, const YAML::Node& node) {
     d.version_from = r.string(node, "version_from");
     d.dkms = r.string(node, "dkms");
     d.kernel_packages = names_at(r, node, "kernel_packages");
+    if (const auto from = node["no_module_streams_from"]) {
+        d.no_module_streams_from = static_cast<int>(r.integer_at(from, "no_module_streams_from"));
+    }
+    const auto plugin = r.required(node, "versionlock_plugin");
+    r.expect_map(plugin, "'versionlock_plugin'");
+    for (const auto& kv : plugin) {
+        const auto major = static_cast<int>(r.integer_at(kv.first, "versionlock_plugin"));
+        if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
+            r.fail(kv.second, "'versionlock_plugin' maps an EL major to a package name");
+        }
+        d.versionlock_plugin.emplace(major, kv.second.Scalar());
+    }
     return d;
 }
 

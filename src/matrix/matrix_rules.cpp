@@ -252,6 +252,9 @@ std::optional<Matrix::PublisherKey> Matrix::publisher_repo_key(std::string_view 
         return std::nullopt;
     }
     if (cuda) {
+        if (d->key_fingerprint.empty()) {
+            return std::nullopt; // known by file name only: the profile pins it
+        }
         return PublisherKey{"NVIDIA", d->key_fingerprint, d->key_file + " (" + d->slug + ")"};
     }
     if (!d->docker) {
@@ -264,8 +267,19 @@ std::optional<Matrix::PublisherKey> Matrix::publisher_repo_key(std::string_view 
 std::vector<std::string> Matrix::cuda_repo_fingerprints() const {
     std::vector<std::string> out;
     for (const auto& d : m_distros) {
-        if (std::find(out.begin(), out.end(), d.key_fingerprint) == out.end()) {
+        if (!d.key_fingerprint.empty() &&
+            std::find(out.begin(), out.end(), d.key_fingerprint) == out.end()) {
             out.push_back(d.key_fingerprint);
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> Matrix::cuda_repo_unknown_keys() const {
+    std::vector<std::string> out;
+    for (const auto& d : m_distros) {
+        if (d.key_fingerprint.empty()) {
+            out.push_back(d.key_file + " (" + d.slug + ")");
         }
     }
     return out;

@@ -10,8 +10,8 @@ std::unique_ptr<PackageManager> make_package_manager(const HostFacts& facts) {
     if (facts.os.family == "debian") {
         return make_apt();
     }
-    // Only the releases mapped onto NVIDIA's rhel8/rhel9 repositories: Amazon Linux, Fedora
-    // and EL 7/10 are dnf/yum hosts gpuprov does not provision.
+    // Only the releases mapped onto NVIDIA's rhel8/rhel9/rhel10 repositories (dnf 4 on all
+    // three): Amazon Linux, Fedora and EL 7 are dnf/yum hosts gpuprov does not provision.
     if (facts.os.family == "rhel" && !facts.os.repo_slug.empty()) {
         return make_dnf();
     }

@@ -240,6 +240,18 @@ void check_open_modules_exist(const Profile& p, const Matrix& matrix) {
     }
 }
 
+/// Whether the profile is for an OS whose NVIDIA key the matrix knows by file name only
+/// (host.os names it), so a pin outside the known fingerprints may be that key.
+bool pins_unknown_nvidia_key(const Profile& p, const Matrix& matrix) {
+    for (const auto& d : matrix.distros()) {
+        if (d.key_fingerprint.empty() &&
+            std::find(p.host.os.begin(), p.host.os.end(), d.os) != p.host.os.end()) {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 /// NVIDIA's own repository URLs must carry a key NVIDIA signs them with; which one depends on
@@ -249,6 +261,11 @@ void check_nvidia_repo_keys(const Profile& p, const Matrix& matrix) {
     for (const auto& [name, spec] : p.repositories) {
         std::vector<std::string> allowed;
         if (Matrix::is_nvidia_cuda_repo(spec.url)) {
+            // A key the matrix knows by file name only (rhel10's CDF6BA43.pub) may be the one
+            // pinned when the profile is for that OS: nothing here can tell it from a wrong one.
+            if (pins_unknown_nvidia_key(p, matrix)) {
+                continue;
+            }
             allowed = matrix.cuda_repo_fingerprints();
         } else if (Matrix::is_nvidia_container_repo(spec.url)) {
             allowed = {matrix.container_key_fingerprint()};
@@ -258,11 +275,17 @@ void check_nvidia_repo_keys(const Profile& p, const Matrix& matrix) {
             std::find(allowed.begin(), allowed.end(), spec.key_fingerprint) != allowed.end()) {
             continue;
         }
+        const auto unknown = matrix.cuda_repo_unknown_keys();
         fail(p.pos("repositories." + name + ".key_fingerprint"),
              "'repositories." + name + ".key_fingerprint' is " + spec.key_fingerprint +
                  ", a key NVIDIA does not sign " + spec.url +
                  " with; NVIDIA's keys for it (gpuprov's version matrix): " + join(allowed, ", ") +
-                 ". A re-signed mirror needs its own url");
+                 ". A re-signed mirror needs its own url" +
+                 (unknown.empty() || !Matrix::is_nvidia_cuda_repo(spec.url)
+                      ? std::string()
+                      : ". NVIDIA's " + join(unknown, ", ") +
+                            " is known by file name only: its fingerprint is accepted when "
+                            "host.os names that OS"));
     }
 }
 

@@ -127,6 +127,18 @@ ResolvedRepo resolve_host_repo(const RepositorySpec& spec, const HostFacts& fact
     }
     // NVIDIA's .repo file and install guides fetch the key from beside the repository
     // (nvidia-facts.md §2.1: gpgkey=.../repos/rhel9/x86_64/D42D0685.pub).
+    if (distro->key_fingerprint.empty()) {
+        // NVIDIA names this key by its file only (rhel10's CDF6BA43.pub); its fingerprint is not
+        // confirmed in gpuprov's version matrix, and a key nobody vouched for is no trust anchor.
+        r.key_source = "none: the profile pins no key, and NVIDIA's " + distro->key_file + " (" +
+                       distro->slug +
+                       ") is known to gpuprov's version matrix by its file name only; check that "
+                       "key (gpg --show-keys " +
+                       r.url + distro->key_file +
+                       " after downloading it) and pin it: repositories." + spec.name +
+                       ".key_url and .key_fingerprint, with host.os naming " + distro->os;
+        return r;
+    }
     r.key_url = r.url + distro->key_file;
     r.key_fingerprint = distro->key_fingerprint;
     r.matrix_key = true;

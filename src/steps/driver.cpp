@@ -82,13 +82,14 @@ std::vector<std::string> unheld(const System& sys, const PackageManager& pm,
     return out;
 }
 
-/// The driver packages `hold: true` still has to hold: none where NVIDIA's pinning package
-/// keeps the branch (apt-mark hold is not to be combined with it).
+/// The driver packages still to hold: with `hold: true` where holds are the branch lock, none
+/// where NVIDIA's pinning package keeps the branch (apt-mark hold is not to be combined with
+/// it), and always on EL 10, where versionlock is the only lock there is.
 std::vector<std::string> driver_unheld(const StepContext& ctx, const System& sys,
                                        const PackageManager& pm,
                                        const std::vector<std::string>& pkgs) {
     const bool holds =
-        ctx.facts.os.family == "rhel" ? ctx.profile.driver->hold : apt_driver_holds(ctx);
+        ctx.facts.os.family == "rhel" ? rpm_branch_locked(ctx) : apt_driver_holds(ctx);
     return holds ? unheld(sys, pm, installed_driver_closure(sys, pm, pkgs))
                  : std::vector<std::string>{};
 }
@@ -308,8 +309,14 @@ private:
         if (r.status == StepStatus::blocked) {
             return r;
         }
+        if (!drv->modular && !ctx.profile.driver->hold) {
+            r.changes.push_back(note(
+                "driver.hold is false, but EL " + std::to_string(el_major(ctx.facts)) +
+                " has no module streams: versionlock is the only thing that keeps dnf in the "
+                "branch, so the driver is locked anyway (release it with dnf versionlock delete)"));
+        }
         if (!r.installs.empty()) {
-            r.hold_installs = ctx.profile.driver->hold;
+            r.hold_installs = rpm_branch_locked(ctx);
             if (ctx.facts.nouveau_loaded) {
                 r.changes.push_back(note("nouveau is loaded: the driver loads after a reboot"));
             }

@@ -19,6 +19,14 @@ bool needed(const StepContext& ctx) {
     return fabric_manager_wanted(ctx.profile, ctx.facts);
 }
 
+/// Whether fabric manager is held with the driver: apt-mark holds where they are the driver's
+/// branch lock (names carry the branch), versionlock wherever the driver is versionlocked on EL
+/// (always on EL 10, where no module stream keeps the branch; with hold: true on 8/9), so an
+/// unattended upgrade moves neither.
+bool locked_with_driver(const StepContext& ctx) {
+    return apt_driver_holds(ctx) || rpm_branch_locked(ctx);
+}
+
 /// Installed packages of `names` that are not held yet.
 std::vector<std::string> unheld_of(const System& sys, const PackageManager& pm,
                                    const std::vector<std::string>& names) {
@@ -80,19 +88,32 @@ public:
                 return r;
             }
             plan_installs(r, sys, *pm, *pins);
-            // Held with the driver where apt-mark holds are the branch lock (names that carry
-            // the branch), so an unattended upgrade moves neither.
-            r.hold_installs = apt_driver_holds(ctx);
-            // On dnf they are the nvidia-driver module's (its /fm profile): the driver's stream
-            // has to be on for dnf to see them.
+            r.hold_installs = locked_with_driver(ctx);
+            // On dnf 8/9 they are the nvidia-driver module's (its /fm profile): the driver's
+            // stream has to be on for dnf to see them. EL 10 has no stream (stream_to_enable).
             if (ctx.facts.os.family == "rhel" && !r.installs.empty()) {
                 const auto drv = rpm_driver(ctx, r);
                 if (const auto m = drv ? stream_to_enable(ctx, *drv) : std::nullopt) {
                     r.modules.push_back(*m);
                 }
             }
+            // A branch change on EL: the old build is versionlocked; released before the
+            // transaction moves it, locked again after (dnf has no other way past a lock).
+            if (ctx.facts.os.family == "rhel") {
+                for (const auto& pin : r.installs) {
+                    if (pm->installed(sys, pin.name) && pm->held(sys, pin.name)) {
+                        r.unholds.push_back(pin.name);
+                    }
+                }
+                if (!r.unholds.empty()) {
+                    r.changes.insert(r.changes.begin(),
+                                     command_change(pm->unhold(r.unholds),
+                                                    "release fabric manager so dnf can move it "
+                                                    "with the driver"));
+                }
+            }
         }
-        if (apt_driver_holds(ctx)) {
+        if (locked_with_driver(ctx)) {
             if (const auto unheld = unheld_of(sys, *pm, packages); !unheld.empty()) {
                 r.changes.push_back(command_change(
                     pm->hold(unheld), "held with the driver: its version must equal the driver's"));
@@ -105,12 +126,15 @@ public:
         return r;
     }
 
-    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult&,
+    StepStatus apply(const StepContext& ctx, System& sys, const CheckResult& planned,
                      ApplyPhase phase) override {
+        if (phase == ApplyPhase::prepare && !planned.unholds.empty()) {
+            run_checked(sys, make_package_manager(ctx.facts)->unhold(planned.unholds));
+        }
         if (phase != ApplyPhase::configure) {
             return StepStatus::done;
         }
-        if (apt_driver_holds(ctx)) {
+        if (locked_with_driver(ctx)) {
             const auto pm = make_package_manager(ctx.facts);
             const auto* names = ctx.matrix.package_names(ctx.facts.os.family);
             const auto packages = names == nullptr

@@ -1,11 +1,14 @@
 // preflight: is this a host the profile can work on? Blocks with every reason at once, so a
-// sysadmin fixes them in one go; installs only the kernel headers DKMS needs.
+// sysadmin fixes them in one go; installs only what the later steps need from the
+// distribution: the kernel headers DKMS needs and, on EL, dnf's versionlock plugin.
 #include "common.hpp"
+#include "driver_rpm.hpp"
 #include "steps.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <gpuprov/package_db.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::steps {
@@ -112,6 +115,38 @@ std::vector<PackagePin> kernel_build_packages(const HostFacts& f, const Matrix& 
     return {PackagePin{.name = "linux-headers-" + f.kernel}};
 }
 
+/// dnf versionlock is a plugin of its own (python3-dnf-plugin-versionlock) that stock RHEL and
+/// Rocky images lack; without it the driver's lock fails after everything is installed and the
+/// run never converges. When the profile locks anything on EL (the driver's branch, always on
+/// EL 10; the kernel with hold_kernel) and no installed rpm provides dnf-command(versionlock),
+/// the plugin is installed from the distribution's repositories in preflight's transaction,
+/// before the driver's, and the locks run after the driver's.
+void plan_versionlock_plugin(const StepContext& ctx, const System& sys, CheckResult& r) {
+    const auto& d = ctx.profile.driver;
+    if (!d || ctx.facts.os.family != "rhel" || !(rpm_branch_locked(ctx) || d->hold_kernel) ||
+        versionlock_available(rpm_database(sys))) {
+        return;
+    }
+    const auto plugin = versionlock_plugin_package(ctx);
+    if (plugin.empty()) {
+        r.status = StepStatus::blocked;
+        r.reason = fmt::format("the profile versionlocks packages, and gpuprov's version matrix "
+                               "names no versionlock plugin package for EL {} "
+                               "(packages.rhel.driver.versionlock_plugin)",
+                               el_major(ctx.facts));
+        return;
+    }
+    auto pm = package_manager_or_block(ctx, r);
+    if (!pm) {
+        return;
+    }
+    plan_installs(r, sys, *pm, {PackagePin{.name = plugin}});
+    const auto why =
+        fmt::format("dnf versionlock needs {} (not installed), for {}", plugin,
+                    rpm_branch_locked(ctx) ? "the driver's branch lock" : "driver.hold_kernel");
+    r.reason = r.reason.empty() ? why : r.reason + "; " + why;
+}
+
 class Preflight final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "preflight"; }
@@ -192,6 +227,10 @@ public:
             plan_installs(r, sys, *pm, kernel_build_packages(f, ctx.matrix));
             r.reason = fmt::format("kernel headers for {} are needed to build the driver module",
                                    f.kernel);
+        }
+        plan_versionlock_plugin(ctx, sys, r);
+        if (r.status == StepStatus::blocked) {
+            return r;
         }
         // A CentOS release past its end of life is provisioned, but said so in the plan.
         if (const auto eol = end_of_life_warning(f.os, iso_date(sys.now())); !eol.empty()) {

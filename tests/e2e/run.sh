@@ -51,6 +51,8 @@ for tool in debootstrap chroot gpg gpgv openssl apt-ftparchive dpkg-deb rpmbuild
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 [[ -x "$E2E_PYTHON" ]] || missing+=(python3)
+# The mirror's python3-dnf-plugin-versionlock stand-in carries the host's own Debian plugin files.
+[[ -f /usr/lib/python3/dist-packages/dnf-plugins/versionlock.py ]] || missing+=(dnf-plugins-core)
 if ((${#missing[@]})); then
     echo "tests/e2e/run.sh: missing host tools: ${missing[*]} (apt-get install \$(cat tests/e2e/DEPS))" >&2
     exit 1

@@ -182,9 +182,15 @@ public:
     }
 
     [[nodiscard]] bool held(const System& sys, std::string_view package) const override {
-        const auto* p = rpm_database(sys).find(package);
+        // Judged by effect: the list locks only while the plugin that reads it is installed
+        // (stock RHEL/Rocky images lack it; reference §B).
+        const auto& db = rpm_database(sys);
+        const auto* p = db.find(package);
+        if (p == nullptr || !versionlock_available(db)) {
+            return false;
+        }
         const auto list = sys.read_file(kVersionlockList);
-        return p != nullptr && list && versionlocked(*list, *p);
+        return list && versionlocked(*list, *p);
     }
 
     [[nodiscard]] std::vector<std::string>
@@ -319,6 +325,10 @@ bool versionlocked(std::string_view list, const InstalledPackage& p) {
         }
     }
     return false;
+}
+
+bool versionlock_available(const PackageDb& db) {
+    return !db.providers(kVersionlockCommand).empty();
 }
 
 std::vector<std::string> duplicate_packages(const PackageDb& db) {

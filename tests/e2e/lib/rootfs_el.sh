@@ -1,14 +1,17 @@
 # shellcheck shell=bash
 # EL-shaped root filesystems for the e2e suite: the cached Debian 12 minbase root (lib/rootfs.sh)
-# plus Debian's own dnf 4, rpm 4.18 and dnf-plugins-core (versionlock), with an rpm database of
-# its own at EL's path and dnf configured as Rocky/RHEL ship it. Per scenario it becomes a Rocky 9
-# (or RHEL 8) host: verbatim os-release, the release package, kernel-core and a base-system
-# stand-in in the rpm database, BaseOS and EPEL repositories signed with a "distro" key that is
-# already imported, and the EL kernel simulated. Cached like the Debian root, keyed by its inputs.
-# Needs lib/rootfs.sh sourced first.
+# plus Debian's own dnf 4, rpm 4.18 and dnf-plugins-core, with an rpm database of its own at EL's
+# path and dnf configured as Rocky/RHEL ship it. Debian's dnf-plugins-core bundles the versionlock
+# plugin, which a stock RHEL/Rocky image lacks (it is python3-dnf-plugin-versionlock, a BaseOS
+# package): the root has it removed, and the mirror's BaseOS serves it as an rpm, so `dnf
+# versionlock` fails with "No such command" until that rpm is installed, as on EL. Per scenario it
+# becomes a Rocky 10, Rocky 9 or RHEL 8 host: verbatim os-release, the release package, kernel-core
+# and a base-system stand-in in the rpm database, BaseOS, AppStream and EPEL repositories signed
+# with a "distro" key that is already imported, and the EL kernel simulated. Cached like the Debian
+# root, keyed by its inputs. Needs lib/rootfs.sh sourced first.
 
 ROOTFS_EL_PACKAGES=dnf,rpm,dnf-plugins-core,gpg
-ROOTFS_EL_RECIPE=1 # bump when rootfs_el_finish changes
+ROOTFS_EL_RECIPE=2 # bump when rootfs_el_finish changes
 
 rootfs_el_key() {
     printf '%s|%s|%s\n' "$(rootfs_key "$ROOTFS_SUITE" "$ROOTFS_INCLUDE")" "$ROOTFS_EL_PACKAGES" "$ROOTFS_EL_RECIPE" | sha256sum | cut -c1-16
@@ -56,10 +59,16 @@ rootfs_el_finish() {
     mkdir -p "$r/etc/rpm" "$r/var/lib/rpm"
     printf '%%_dbpath /var/lib/rpm\n' >"$r/etc/rpm/macros.dbpath"
     in_root "$r" 60 rpm --initdb
-    # Rocky/RHEL 9's /etc/dnf/dnf.conf, verbatim.
+    # Rocky/RHEL 9's /etc/dnf/dnf.conf, verbatim; EL 8's and EL 10's are taken to be the same
+    # (INFERRED: not looked up).
     mkdir -p "$r/etc/dnf/plugins" "$r/etc/dnf/modules.d" "$r/etc/yum.repos.d" "$r/etc/pki/rpm-gpg"
     printf '[main]\ngpgcheck=1\ninstallonly_limit=3\nclean_requirements_on_remove=True\nbest=True\nskip_if_unavailable=False\n' \
         >"$r/etc/dnf/dnf.conf"
+    # The versionlock plugin is not part of EL's dnf-plugins-core but its own package
+    # (python3-dnf-plugin-versionlock, served by the mirror's BaseOS with these very files).
+    rm -f "$r/usr/lib/python3/dist-packages/dnf-plugins/versionlock.py" \
+        "$r"/usr/lib/python3/dist-packages/dnf-plugins/__pycache__/versionlock.* \
+        "$r/etc/dnf/plugins/versionlock.conf" "$r/etc/dnf/plugins/versionlock.list"
     # dnf's `local` plugin (Debian enables it) copies every installed rpm into a local repo: not on EL.
     printf '[main]\nenabled = 0\n' >"$r/etc/dnf/plugins/local.conf"
     # chkconfig's `alternatives` (NVIDIA's rpm scriptlets call it): Debian's update-alternatives.
@@ -74,14 +83,15 @@ rootfs_el_new() { # NAME -> path of a fresh copy
 }
 
 # EL kernels the mirror's kernel-core/kernel-devel carry (mirror/build-rpm.sh).
-el_kernel() { # 8|9
+el_kernel() { # 8|9|10
     case "$1" in
         8) echo 4.18.0-513.5.1.el8_9.x86_64 ;;
         9) echo 5.14.0-362.24.1.el9_3.x86_64 ;;
+        10) echo 6.12.0-55.27.1.el10_0.x86_64 ;;
     esac
 }
 
-# rootfs_el_host ROOT OS(rocky-9|rhel-8): make the root that EL host (after rootfs_simulate_host).
+# rootfs_el_host ROOT OS(rocky-10|rocky-9|rhel-8): make the root that EL host (after rootfs_simulate_host).
 rootfs_el_host() {
     local r=$1 os=$2 major dist
     major=${os##*-}
@@ -99,14 +109,19 @@ rootfs_el_host() {
     # shellcheck disable=SC2046
     in_root "$r" 120 rpm -i --force-debian $(cd "$r/tmp" && printf '/tmp/%s ' *.rpm) || return 1
     rm -f "$r"/tmp/*.rpm
-    # The distro's repositories (BaseOS: kernel-devel/-headers; EPEL: dkms), key already imported.
-    # As Rocky ships rocky.repo and EPEL epel.repo: gpgcheck=1 on the packages, repo_gpgcheck off.
-    local name
+    # The distro's repositories (BaseOS: kernel-devel/-headers, linux-firmware, the versionlock
+    # plugin; AppStream: the libraries NVIDIA's rpms require; EPEL: dkms), key already imported.
+    # As Rocky ships rocky.repo (baseos and appstream sections) and EPEL epel.repo: gpgcheck=1 on
+    # the packages, repo_gpgcheck off.
+    local name file
     local distro_repo=rocky
     [[ "$os" == rhel-* ]] && distro_repo=redhat
-    for name in baseos epel; do
-        printf '[%s]\nname=e2e %s %s\nbaseurl=%s\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-e2e-%s\n' \
-            "$name" "$dist" "$name" "$(mirror_url "$dist/$name/x86_64/")" "$dist" >"$r/etc/yum.repos.d/$([[ $name == epel ]] && echo epel || echo "$distro_repo").repo"
+    rm -f "$r/etc/yum.repos.d/$distro_repo.repo" "$r/etc/yum.repos.d/epel.repo"
+    for name in baseos appstream epel; do
+        file=$distro_repo
+        [[ $name == epel ]] && file=epel
+        printf '[%s]\nname=e2e %s %s\nbaseurl=%s\nenabled=1\ngpgcheck=1\ngpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-e2e-%s\n\n' \
+            "$name" "$dist" "$name" "$(mirror_url "$dist/$name/x86_64/")" "$dist" >>"$r/etc/yum.repos.d/$file.repo"
     done
 }
 

@@ -1,14 +1,16 @@
 # shellcheck shell=bash
 # Per-scenario helpers for the EL scenarios (scenarios/3x-el-*.sh): like lib/scenario.sh, on an
 # EL-shaped root (lib/rootfs_el.sh) with real dnf and rpm against the rpm half of the mirror.
-# EL_OS=rocky-9 (default) or rhel-8 before sourcing picks the host.
+# EL_OS=rocky-9 (default), rocky-10 or rhel-8 before sourcing picks the host (el_use_os switches
+# it within a scenario, for a second root).
 
 EL_OS=${EL_OS:-rocky-9}
 EL_MAJOR=${EL_OS##*-}
 case "$EL_MAJOR" in
     8) SIM_KERNEL=${SIM_KERNEL:-4.18.0-513.5.1.el8_9.x86_64} ;;
     9) SIM_KERNEL=${SIM_KERNEL:-5.14.0-362.24.1.el9_3.x86_64} ;;
-    *) echo "scenario_el.sh: EL_OS=$EL_OS is not rocky-9 or rhel-8" >&2; exit 1 ;;
+    10) SIM_KERNEL=${SIM_KERNEL:-6.12.0-55.27.1.el10_0.x86_64} ;;
+    *) echo "scenario_el.sh: EL_OS=$EL_OS is not rocky-10, rocky-9 or rhel-8" >&2; exit 1 ;;
 esac
 PROFILE_TEMPLATE=e2e-el.yaml.in
 EL_CUDA_KEY=D42D0685.pub
@@ -17,11 +19,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/scenario.sh"
 # shellcheck source=lib/rootfs_el.sh
 source "$E2E_DIR/lib/rootfs_el.sh"
 
+# el_use_os OS: the next el_scenario_begin builds this EL host (rocky-10|rocky-9|rhel-8) in a root
+# of its own, for a scenario that checks two EL majors; the previous root stays until run.sh ends.
+el_use_os() {
+    EL_OS=$1 EL_MAJOR=${1##*-} SIM_KERNEL=$(el_kernel "${1##*-}")
+    [[ -n "$SIM_KERNEL" ]] || die "el_use_os: no simulated kernel for $1"
+    EL_ROOT_NAME=$SCENARIO-$1
+}
+
 # el_scenario_begin clean|nouveau [--no-gpuprov]
 el_scenario_begin() {
     begin_args "$@"
     local mode=$BEGIN_MODE want_bin=$BEGIN_WANT_BIN
-    ROOT=$(rootfs_el_new "$SCENARIO") || die "could not build the EL root"
+    ROOT=$(rootfs_el_new "${EL_ROOT_NAME:-$SCENARIO}") || die "could not build the EL root"
     rootfs_simulate_host "$ROOT" "$mode"
     # EL's boot files, not Debian's: /boot/initramfs-<kver>.img (dracut), no initrd.img.
     rm -f "$ROOT/boot/initrd.img-$SIM_KERNEL" "$ROOT/boot/vmlinuz-$SIM_KERNEL" "$ROOT/boot/config-$SIM_KERNEL"
@@ -81,6 +91,9 @@ rpm_verify_all() { # rpm -Va: files changed since install (empty on a consistent
 rpmdb_digest() {
     (cd "$ROOT" && sha256sum var/lib/rpm/rpmdb.sqlite var/lib/rpm/rpmdb.sqlite-wal var/lib/dnf/history.sqlite* 2>/dev/null) || true
 }
+el_versionlock_plugin_evr() { # the distribution's python3-dnf-plugin-versionlock (mirror BaseOS, fixtures)
+    case "$EL_MAJOR" in 8) echo 4.0.21-3.el8 ;; 9) echo 4.3.0-11.el9 ;; 10) echo 4.7.0-9.el10 ;; esac
+}
 versionlock_list() { grep -v '^#' "$ROOT/etc/dnf/plugins/versionlock.list" 2>/dev/null | sed '/^$/d' || true; }
 enabled_stream() { # MODULE -> the stream dnf has enabled, from /etc/dnf/modules.d
     sed -n '/^state=enabled/{x;p;d}; /^stream=/h' "$ROOT/etc/dnf/modules.d/$1.module" 2>/dev/null | sed 's/^stream=//'
@@ -103,36 +116,43 @@ SHIM
     done
 }
 
-# What a converged cv-train EL host has, read from rpm, dnf's files and the simulated kernel
-# (the driver branch 550's newest build from its module stream, CUDA 12.4's builds).
-EL_DRIVER_EVR=3:550.90.07-1.el$EL_MAJOR
-el_driver_closure() { # the packages NVIDIA's 550-dkms stream installs for nvidia-driver-cuda
-    printf '%s\n' nvidia-driver nvidia-driver-cuda nvidia-driver-cuda-libs kmod-nvidia-latest-dkms \
-        nvidia-kmod-common nvidia-persistenced
+# What a converged cv-train EL host has, read from rpm, dnf's files and the simulated kernel:
+# branch 580's newest build from NVIDIA's 580-open module stream (the recorded rhel8/9 graph:
+# 580.95.05 and 580.178.04 in the stream, 595 beside it), open modules, CUDA 13.0's builds.
+EL_DRIVER_VERSION=580.178.04
+EL_DRIVER_EVR=3:$EL_DRIVER_VERSION-1.el$EL_MAJOR
+el_driver_closure() { # nvidia-open and the packages it requires, as the 580-open stream resolves them
+    printf '%s\n' nvidia-open kmod-nvidia-open-dkms nvidia-driver nvidia-driver-cuda nvidia-driver-libs \
+        nvidia-driver-cuda-libs nvidia-kmod-common nvidia-modprobe nvidia-persistenced libnvidia-ml \
+        libnvidia-cfg libnvidia-gpucomp
 }
 assert_el_converged() {
-    assert_eq "nvidia-driver module stream enabled" 550-dkms "$(enabled_stream nvidia-driver)"
+    assert_eq "nvidia-driver module stream enabled" 580-open "$(enabled_stream nvidia-driver)"
     local p
     for p in $(el_driver_closure); do assert_rpm "$p" "$EL_DRIVER_EVR"; done
-    assert_no_rpm kmod-nvidia-open-dkms
-    assert_no_rpm cuda-drivers            # the floating meta would pull branch 560
+    assert_eq "no NVIDIA driver package of another build (the container toolkit has its own versions)" "" \
+        "$(in_root "$ROOT" 30 rpm -qa --qf '%{NAME} %{VERSION}\n' | grep -E '^\S*nvidia\S* ' | grep -v container |
+            grep -v " $EL_DRIVER_VERSION\$" || true)"
+    assert_no_rpm kmod-nvidia-latest-dkms # the proprietary modules: the other flavour
+    assert_no_rpm cuda-drivers            # the floating meta would take the newest stream
+    assert_rpm python3-dnf-plugin-versionlock "$(el_versionlock_plugin_evr)" # preflight's, for the hold
     assert_rpm kernel-devel "${SIM_KERNEL%.x86_64}" # for the running kernel, not the newer one
     assert_rpm dkms "3.0.13-1.el$EL_MAJOR"
-    assert_rpm cuda-toolkit-12-4 12.4.1-1
-    # cuda-toolkit-12-4's %post registers it with alternatives (lost if that %post was killed).
-    assert_eq "/usr/local/cuda resolves to the 12.4 toolkit" "$ROOT/usr/local/cuda-12.4" \
+    assert_rpm cuda-toolkit-13-0 13.0.1-1
+    # cuda-toolkit-13-0's %post registers it with alternatives (lost if that %post was killed).
+    assert_eq "/usr/local/cuda resolves to the 13.0 toolkit" "$ROOT/usr/local/cuda-13.0" \
         "$(in_root "$ROOT" 5 readlink -f /usr/local/cuda | sed "s|^|$ROOT|")"
-    assert_no_rpm cuda-toolkit-12-5
-    assert_no_rpm cuda-12-4               # cuda-X-Y drags a driver in; never used
-    assert_rpm libcudnn9-cuda-12 9.1.0.70-1
-    assert_rpm libnccl 2.21.5-1+cuda12.4
+    assert_no_rpm cuda-toolkit-12-4
+    assert_no_rpm cuda-13-0               # cuda-X-Y drags a driver in; never used
+    assert_rpm libcudnn9-cuda-13 9.19.0.56-1
+    assert_rpm libnccl 2.27.7-1+cuda13.0
     local v
     v=$(rpm_evr libnccl-devel)
-    if [[ -n "$v" ]]; then assert_eq "libnccl-devel matches CUDA 12.4 when installed" 2.21.5-1+cuda12.4 "$v"; fi
+    if [[ -n "$v" ]]; then assert_eq "libnccl-devel matches CUDA 13.0 when installed" 2.27.7-1+cuda13.0 "$v"; fi
     assert_rpm nvidia-container-toolkit 1.17.3-1
     assert_eq "dkms built the module for the running kernel" \
-        "nvidia/550.90.07, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
-    check "the loaded module is the installed build" grep -q "Kernel Module  550.90.07 " "$ROOT/proc/driver/nvidia/version"
+        "nvidia/$EL_DRIVER_VERSION, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
+    check "the loaded module is the installed build, open" grep -q "Open Kernel Module for x86_64  $EL_DRIVER_VERSION " "$ROOT/proc/driver/nvidia/version"
     assert_eq "no package installed twice" "" "$(in_root "$ROOT" 60 rpm -qa --qf '%{NAME}.%{ARCH}\n' | grep -v '^gpg-pubkey\.' | sort | uniq -d)"
     assert_eq "rpm -Va: every installed file intact" "" "$(rpm_verify_all)"
     assert_eq "journal result" "done" "$(journal_result)"
@@ -150,6 +170,7 @@ el_announce_libs() {
     case "$EL_MAJOR" in
         8) glibc=2.28 gcc=8.99 ;;
         9) glibc=2.34 gcc=11.99 ;;
+        10) glibc=2.39 gcc=14.99 ;; # RHEL 10: glibc 2.39, GCC 14 (INFERRED, not looked up)
     esac
     local lib provides=() p
     for lib in /lib/x86_64-linux-gnu/{libc.so.6,libm.so.6,libpthread.so.0,libdl.so.2,librt.so.1,libgcc_s.so.1} \

@@ -65,8 +65,8 @@ WantedBy=multi-user.target
 UNIT
 }
 
-# nvcc --version as the real 12.2 / 12.4 / 12.5 / 13.0 print it (tests/fixtures/e2e/nvcc holds 12.4's;
-# 13.0's is verbatim from nvidia-facts.md §5.5).
+# nvcc --version as the real 12.2 / 12.4 / 12.5 / 13.0 print it (tests/fixtures/e2e/nvcc holds
+# 12.4's; 13.0's is CUDA 13.0.1's nvcc V13.0.88 as printed in a public build log, code id 56551853030).
 payload_nvcc_text() { # X.Y
     case "$1" in
         12.2) printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2023 NVIDIA Corporation\nBuilt on Tue_Aug_15_22:02:13_PDT_2023\nCuda compilation tools, release 12.2, V12.2.140\nBuild cuda_12.2.r12.2/compiler.33191640_0\n' ;;

@@ -2,8 +2,10 @@
 # e2e-exclusive: changes or counts what the shared mirror serves; runs alone (run.sh)
 # EL infrastructure self-test, independent of gpuprov: the EL-shaped root's own dnf and rpm
 # (database at /var/lib/rpm) install NVIDIA-named, signed stand-in rpms from the signed rpm-md
-# mirror over HTTPS, the nvidia-driver module streams behave as on NVIDIA's rhel9 repo, the
-# module builds only with kernel-devel for the running kernel, versionlock holds, and faults reach dnf.
+# mirror over HTTPS, the nvidia-driver module streams behave as on NVIDIA's rhel9 repo (the recorded
+# graph: 580 and 595 with genmodules' streams), the module builds only with kernel-devel for the
+# running kernel, versionlock (the plugin from BaseOS) holds, and faults reach dnf. Scenario 40 is
+# the open flavour's and EL 10's control; this one takes the proprietary stream.
 set -euo pipefail
 # shellcheck source=lib/scenario_el.sh
 source "$(dirname "$0")/../lib/scenario_el.sh"
@@ -32,42 +34,51 @@ REPO
 check "dnf makecache over HTTPS, repomd.xml.asc verified (repo_gpgcheck=1)" dnf_in_root -y makecache
 modlist=$(dnf_in_root module list nvidia-driver 2>&1 || true)
 printf '%s\n' "$modlist" >"$OUT/module-list.txt"
-for s in 550-dkms 550-open 560-dkms 560-open 'latest-dkms \[d\]' open-dkms; do
-    check "module stream nvidia-driver:${s%% *} listed" grep -Eq "^nvidia-driver +$s" <<<"$modlist"
+for s in 580 580-dkms 580-open 595 595-dkms 595-open latest 'latest-dkms \[d\]' open-dkms; do
+    check "module stream nvidia-driver:${s%% *} listed" grep -Eq "^nvidia-driver +$s( |$)" <<<"$modlist"
 done
-# Modular filtering: nothing from a stream that is not enabled; the default stream is 560's.
+# Modular filtering: nothing from a stream that is not enabled; the default stream, latest-dkms,
+# follows the newest branch (595).
 out=$(dnf_in_root --assumeno install nvidia-driver 2>&1 || true)
-check "without a stream enabled, nvidia-driver resolves to the default stream (560)" grep -q '3:560.35.03-1.el9' <<<"$out"
+check "without a stream enabled, nvidia-driver resolves to the default stream (595)" grep -q '3:595.91.07-1.el9' <<<"$out"
 
-check "dnf module enable nvidia-driver:550-dkms" dnf_in_root -y module enable nvidia-driver:550-dkms
-assert_eq "modules.d records the stream" 550-dkms "$(enabled_stream nvidia-driver)"
+check "dnf module enable nvidia-driver:580-dkms" dnf_in_root -y module enable nvidia-driver:580-dkms
+assert_eq "modules.d records the stream" 580-dkms "$(enabled_stream nvidia-driver)"
 out=$(dnf_in_root --assumeno install nvidia-driver-cuda 2>&1 || true)
-check "the enabled stream resolves to its newest build" grep -q '3:550.90.07-1.el9' <<<"$out"
+check "the enabled stream resolves to its newest build" grep -q '3:580.178.04-1.el9' <<<"$out"
 
 # Without kernel-devel the kmod's %post (NVIDIA's, `|| :`) cannot build: rpm succeeds, no module.
 check "dnf install kernel-devel for the running kernel" dnf_in_root -y install "kernel-devel-${SIM_KERNEL%.x86_64}" "kernel-headers-${SIM_KERNEL%.x86_64}"
-check "dnf install nvidia-driver-cuda cuda-toolkit-12-4" dnf_in_root -y install nvidia-driver-cuda cuda-toolkit-12-4
-assert_rpm nvidia-driver 3:550.90.07-1.el9
-assert_rpm kmod-nvidia-latest-dkms 3:550.90.07-1.el9
-assert_rpm nvidia-driver-cuda-libs 3:550.90.07-1.el9
+# nvidia-driver-cuda alone is NVIDIA's compute-only set (it requires no nvidia-driver): both, as a
+# desktop-and-compute host has them.
+check "dnf install nvidia-driver nvidia-driver-cuda cuda-toolkit-13-0" dnf_in_root -y install nvidia-driver nvidia-driver-cuda cuda-toolkit-13-0
+assert_rpm nvidia-driver 3:580.178.04-1.el9
+assert_rpm kmod-nvidia-latest-dkms 3:580.178.04-1.el9
+assert_rpm nvidia-driver-cuda-libs 3:580.178.04-1.el9
 assert_rpm dkms 3.0.13-1.el9
-assert_rpm cuda-toolkit-12-4 12.4.1-1
+assert_rpm cuda-toolkit-13-0 13.0.1-1
 assert_no_rpm kmod-nvidia-open-dkms
 assert_no_rpm cuda-drivers
 check "the NVIDIA key was imported by dnf (gpg-pubkey)" test -n "$(in_root "$ROOT" 10 rpm -q gpg-pubkey | sed -n 2p)"
-assert_eq "dkms status" "nvidia/550.90.07, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
+assert_eq "dkms status" "nvidia/580.178.04, $SIM_KERNEL, x86_64: installed" "$(in_root "$ROOT" 10 dkms status)"
 check "modprobe nvidia loads the built module" in_root "$ROOT" 10 modprobe nvidia
 out=$(in_root "$ROOT" 10 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader)
-assert_eq "nvidia-smi reports the installed driver" "3, NVIDIA A100-SXM4-80GB, 550.90.07" "$(sed -n 4p <<<"$out")"
-assert_eq "nvcc 12.4 via the alternatives link" "Cuda compilation tools, release 12.4, V12.4.131" \
+assert_eq "nvidia-smi reports the installed driver" "3, NVIDIA A100-SXM4-80GB, 580.178.04" "$(sed -n 4p <<<"$out")"
+assert_eq "nvcc 13.0 via the alternatives link" "Cuda compilation tools, release 13.0, V13.0.88" \
     "$(in_root "$ROOT" 10 /usr/local/cuda/bin/nvcc --version | sed -n 4p)"
 check "rpm -V: installed files intact" test -z "$(rpm_verify_all)"
 
-# versionlock (dnf-plugins-core) holds: a downgrade inside the stream is refused while locked.
-check "dnf versionlock add nvidia-driver" dnf_in_root versionlock add nvidia-driver
-check "versionlock.list holds nvidia-driver's NEVRA" grep -q '^nvidia-driver-3:550.90.07-1.el9.\*' <<<"$(versionlock_list)"
+# versionlock holds: a stock EL image lacks the plugin ("No such command"); from BaseOS it locks,
+# and a downgrade inside the stream is refused while locked.
 set +e
-out=$(dnf_in_root --assumeno install nvidia-driver-3:550.54.15-1.el9 2>&1)
+out=$(dnf_in_root versionlock 2>&1)
+set -e
+check "no versionlock plugin on the stock root ('No such command')" grep -q 'No such command: versionlock' <<<"$out"
+check "dnf install python3-dnf-plugin-versionlock (BaseOS)" dnf_in_root -y install python3-dnf-plugin-versionlock
+check "dnf versionlock add nvidia-driver" dnf_in_root versionlock add nvidia-driver
+check "versionlock.list holds nvidia-driver's NEVRA" grep -q '^nvidia-driver-3:580.178.04-1.el9.\*' <<<"$(versionlock_list)"
+set +e
+out=$(dnf_in_root --assumeno install nvidia-driver-3:580.95.05-1.el9 2>&1)
 set -e
 check "locked: the older build is filtered out" grep -q 'All matches were filtered out by exclude filtering' <<<"$out"
 printf '%s\n' "$out" >"$OUT/locked-downgrade.txt"
@@ -82,10 +93,10 @@ check "dracut --force regenerates /boot/initramfs-<kver>.img" in_root "$ROOT" 10
 check "image carries the modprobe.d configuration" grep -q 'nvidia-e2e-kmod-common' "$ROOT/boot/initramfs-$SIM_KERNEL.img"
 
 # Signatures: the NVIDIA stand-ins carry the pinned key's signature, which rpm checks against its keyring.
-cp "$MIRROR_DIR/www/compute/cuda/repos/rhel9/x86_64/nvidia-driver-550.54.15-1.el9.x86_64.rpm" "$ROOT/tmp/"
+cp "$MIRROR_DIR/www/compute/cuda/repos/rhel9/x86_64/nvidia-driver-580.95.05-1.el9.x86_64.rpm" "$ROOT/tmp/"
 assert_eq "rpm -K: the NVIDIA rpm's signature verifies with the imported key" \
-    "/tmp/nvidia-driver-550.54.15-1.el9.x86_64.rpm: digests signatures OK" \
-    "$(in_root "$ROOT" 10 rpm -K /tmp/nvidia-driver-550.54.15-1.el9.x86_64.rpm 2>&1)"
+    "/tmp/nvidia-driver-580.95.05-1.el9.x86_64.rpm: digests signatures OK" \
+    "$(in_root "$ROOT" 10 rpm -K /tmp/nvidia-driver-580.95.05-1.el9.x86_64.rpm 2>&1)"
 
 # Faults reach dnf.
 mirror_fault 'rhel9/x86_64/repodata/repomd.xml$' 500

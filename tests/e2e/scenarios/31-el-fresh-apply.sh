@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # EL: a fresh Rocky 9 host, 4x A100, no nouveau: apply converges in one run with real dnf and rpm
 # and verify passes. Repositories are .repo files with gpgcheck=1 and repo_gpgcheck=1 keyed to the
-# pinned key; the driver is branch 550's proprietary module stream at its newest build, with
-# kernel-devel for the running kernel and EPEL's dkms; the closure is versionlocked.
+# pinned key; the driver is cv-train's, branch 580's open module stream (580-open) at its newest
+# build, with kernel-devel for the running kernel and EPEL's dkms; the closure is versionlocked,
+# with the versionlock plugin preflight installed from BaseOS (a stock image lacks it).
 set -euo pipefail
 # shellcheck source=lib/scenario_el.sh
 source "$(dirname "$0")/../lib/scenario_el.sh"
@@ -41,7 +42,7 @@ for p in $(el_driver_closure); do
 done
 check "versionlock never holds the container toolkit" bash -c "! grep -q container <<<'$locked'"
 
-assert_nvcc_on_path 12.4 12.4.131
+assert_nvcc_on_path 13.0 13.0.88
 
 BL=$ROOT/etc/modprobe.d/blacklist-nouveau.conf
 assert_grep "nouveau blacklisted" '^blacklist nouveau$' "$BL"

@@ -19,7 +19,7 @@ assert_no_file "no cuda key file" "$ROOT/etc/pki/rpm-gpg/gpuprov-cuda.asc"
 assert_eq "rpm's keyring: only the distro key" 1 "$(in_root "$ROOT" 10 rpm -q gpg-pubkey | wc -l)"
 assert_eq "no module stream enabled" "" "$(ls "$ROOT/etc/dnf/modules.d")"
 assert_no_rpm nvidia-driver
-assert_no_rpm cuda-toolkit-12-4
+assert_no_rpm cuda-toolkit-13-0
 added=$(comm -13 <(echo "$rpms_before") <(rpm_all) | sed -E 's/-(\(none\)|[0-9]+):.*$//' | paste -sd' ')
 removed=$(comm -23 <(echo "$rpms_before") <(rpm_all) | paste -sd' ')
 assert_eq "rpm: nothing removed or changed" "" "$removed"

@@ -19,7 +19,7 @@ after_failure() { # LABEL
     if [[ -s "$ROOT$KEY" ]]; then
         assert_eq "key file, if present, is the mirror key ($1)" "$(mirror_fingerprint)" "$(keyring_fprs "$KEY" | paste -sd,)"
     fi
-    assert_no_rpm cuda-toolkit-12-4
+    assert_no_rpm cuda-toolkit-13-0
     assert_no_rpm nvidia-driver
 }
 

@@ -8,8 +8,8 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/scenario_el.sh"
 el_scenario_begin clean
 
-apply_killed_in_slow_script # while cuda-toolkit-12-4's %post sleeps
-log "after the kill: cuda-toolkit-12-4 '$(rpm_evr cuda-toolkit-12-4)'; dnf lock pid file: $(cat "$ROOT/var/lib/dnf/rpmdb_lock.pid" 2>/dev/null || echo none)"
+apply_killed_in_slow_script # while cuda-toolkit-13-0's %post sleeps
+log "after the kill: cuda-toolkit-13-0 '$(rpm_evr cuda-toolkit-13-0)'; dnf lock pid file: $(cat "$ROOT/var/lib/dnf/rpmdb_lock.pid" 2>/dev/null || echo none)"
 
 gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "re-apply after kill -9" 0
@@ -19,5 +19,5 @@ expect_rc "verify after re-apply" 0
 # `alternatives --install` is lost and neither rpm -V nor dnf notices; converging includes
 # redoing it (assert_el_converged checks /usr/local/cuda).
 assert_el_converged
-assert_nvcc_on_path 12.4 12.4.131
+assert_nvcc_on_path 13.0 13.0.88
 scenario_end

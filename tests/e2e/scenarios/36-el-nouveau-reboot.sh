@@ -25,7 +25,7 @@ check "no driver module before the reboot" test ! -e "$ROOT/proc/driver/nvidia/v
 
 el_reboot
 check "nouveau is gone after the reboot" bash -c "! grep -q '^nouveau ' '$ROOT/proc/modules'"
-check "the module DKMS built loads at boot" grep -q "Kernel Module  550.90.07 " "$ROOT/proc/driver/nvidia/version"
+check "the open module DKMS built loads at boot" grep -q "Open Kernel Module for x86_64  $EL_DRIVER_VERSION " "$ROOT/proc/driver/nvidia/version"
 run_resume_unit "$UNIT"
 assert_no_file "resume unit removed when done" "$ROOT$UNIT"
 assert_no_file "resume unit's wants symlink removed" "$ROOT$WANTS"

@@ -11,7 +11,7 @@ gp plan "$PROFILE_IN_ROOT" --json
 expect_rc "plan --json on RHEL 8" 0
 check "plan names the rhel8 repository" grep -q "compute/cuda/repos/rhel8/x86_64" "$GP_STDOUT"
 check "plan never mentions rhel9" bash -c "! grep -q rhel9 '$GP_STDOUT'"
-check "plan resolves the .el8 driver build" grep -q '550\.90\.07-1\.el8' "$GP_STDOUT"
+check "plan resolves the .el8 driver build" grep -q '580\.178\.04-1\.el8' "$GP_STDOUT"
 
 gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "apply on RHEL 8" 0

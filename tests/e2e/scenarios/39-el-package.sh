@@ -45,7 +45,7 @@ print(" ".join(i["name"] + "=" + i["version"] for i in d["installs"]))' "$GP_STD
 assert_eq "plan --json: cuda's key and where it comes from" \
     "https://127.0.0.1:$MIRROR_PORT/compute/cuda/repos/rhel9/x86_64/ $(mirror_fingerprint) pinned by the profile" \
     "$(sed -n 1p <<<"$plan_facts")"
-check "plan --json resolves the driver from the rhel9 stream" grep -q 'nvidia-driver=3:550.90.07-1.el9' <<<"$(sed -n 2p <<<"$plan_facts")"
+check "plan --json resolves the driver from the rhel9 stream" grep -q 'nvidia-open=3:580.178.04-1.el9' <<<"$(sed -n 2p <<<"$plan_facts")"
 
 check "rpm -e gpuprov" in_root "$ROOT" 60 rpm -e gpuprov
 assert_no_file "rpm -e removed the binary" "$ROOT/usr/bin/gpuprov"

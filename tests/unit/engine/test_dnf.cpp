@@ -285,6 +285,15 @@ TEST_F(DnfTest, HoldsAreDnfVersionlock) {
     // The list real `dnf versionlock add` wrote for these packages.
     sys.add_file("/etc/dnf/plugins/versionlock.list",
                  read_fixture("cmd/dnf/versionlock-570-open.list"));
+    // Without the plugin that reads it (a stock Rocky image), the list locks nothing.
+    EXPECT_FALSE(dnf->held(sys, "nvidia-open"));
+    sys.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
+        return CommandResult{.out = read_fixture("cmd/rpm/qa-el9-570-open.txt") +
+                                    "@@\tpython3-dnf-plugin-versionlock\t(none)\t4.3.0\t11.el9\t"
+                                    "noarch\nP\tpython3-dnf-plugin-versionlock\nP\t" +
+                                    std::string(kVersionlockCommand) + "\n"};
+    });
+    sys.add_file("/var/lib/rpm/rpmdb.sqlite", "db2"); // the rpm database changed
     EXPECT_TRUE(dnf->held(sys, "nvidia-open"));
     EXPECT_TRUE(dnf->held(sys, "nvidia-driver-cuda-libs"));
     EXPECT_FALSE(dnf->held(sys, "dkms"));

@@ -248,8 +248,17 @@ TEST(ElPlan, AnotherFlavourInstalledByHandBlocksWithTheRemovalToRun) {
     EXPECT_TRUE(contains(r.reason, "dnf remove nvidia-open kmod-nvidia-open-dkms")) << r.reason;
 }
 
+/// The versionlock plugin as EL 9 ships it (python3-dnf-plugin-versionlock-4.3.0-11.el9, an EL 9
+/// host's rpm -qa; reference rpm-sources EL9-VL), in gpuprov's rpm query format.
+const std::string kEl9Plugin = "@@\tpython3-dnf-plugin-versionlock\t(none)\t4.3.0\t11.el9\tnoarch\n"
+                               "P\tdnf-command(versionlock)\nP\tpython3-dnf-plugin-versionlock\n";
+
 TEST(ElPlan, SameFlavourNewerBranchUpgradesInTheEnabledStreamAndReleasesTheLock) {
     ElHost host("alma-9", true, "qa-el9-570-open.txt");
+    // Locked: the list and the plugin that reads it (a list alone locks nothing).
+    host.sys.on_command_prefix({"rpm", "-qa", "--qf"}, [](const Command&) {
+        return CommandResult{.out = read_fixture("cmd/rpm/qa-el9-570-open.txt") + kEl9Plugin};
+    });
     host.sys.add_file("/etc/dnf/plugins/versionlock.list",
                       read_fixture("cmd/dnf/versionlock-570-open.list"));
     const auto profile = builtin_on_mirror("sci-sim"); // 580 open; alma enabled 580-open
@@ -264,6 +273,60 @@ TEST(ElPlan, SameFlavourNewerBranchUpgradesInTheEnabledStreamAndReleasesTheLock)
     EXPECT_NE(std::find(r.unholds.begin(), r.unholds.end(), "nvidia-open"), r.unholds.end());
     EXPECT_TRUE(contains(r.changes.front().target, "dnf versionlock delete"))
         << r.changes.front().target;
+}
+
+// driver.hold on RHEL 9 needs dnf's versionlock plugin, which stock RHEL/Rocky images lack:
+// preflight installs it from the distribution (no NVIDIA pin) in its own transaction, before the
+// driver's, so the lock after the driver's transaction works. Not planned without a lock, nor
+// when an installed rpm already provides dnf-command(versionlock).
+TEST(ElPlan, HoldOnNineWithoutThePluginPlansThePlugin) {
+    ElHost host("rocky-9");
+    host.sys.add_file("/usr/src/kernels/5.14.0-362.8.1.el9_3.x86_64/Makefile", "");
+    host.sys.add_link("/lib/modules/5.14.0-362.8.1.el9_3.x86_64/build",
+                      "/usr/src/kernels/5.14.0-362.8.1.el9_3.x86_64");
+    const std::string kernel_rpms =
+        "@@\tkernel-devel\t(none)\t5.14.0\t362.8.1.el9_3\tx86_64\nP\tkernel-devel\n"
+        "@@\tkernel-headers\t(none)\t5.14.0\t362.8.1.el9_3\tx86_64\nP\tkernel-headers\n";
+    host.sys.on_command_prefix({"rpm", "-qa", "--qf"}, [kernel_rpms](const Command&) {
+        return CommandResult{.out = kernel_rpms};
+    });
+    auto profile = builtin_on_mirror("cv-train"); // 580 open, hold: true
+    ASSERT_TRUE(profile.driver->hold);
+    {
+        StepRunner run(host.sys, profile);
+        const auto r = run.check("preflight");
+        EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+        EXPECT_EQ(specs(r.installs), Strings{"python3-dnf-plugin-versionlock"});
+        EXPECT_TRUE(contains(r.reason, "the driver's branch lock")) << r.reason;
+        // The driver's transaction is another one: preflight's runs first.
+        auto plan = run.plan();
+        const auto groups = package_groups(plan);
+        ASSERT_EQ(groups.size(), 2u);
+        EXPECT_EQ(plan.steps[groups.front().front()].id, "preflight");
+    }
+    // No hold, no kernel hold: nothing to lock on 9 (the module stream keeps the branch).
+    profile.driver->hold = false;
+    profile.driver->hold_kernel = false;
+    {
+        StepRunner run(host.sys, profile);
+        EXPECT_TRUE(run.check("preflight").installs.empty());
+    }
+    profile.driver->hold_kernel = true; // the kernel's lock needs it as much
+    {
+        StepRunner run(host.sys, profile);
+        EXPECT_EQ(specs(run.check("preflight").installs),
+                  Strings{"python3-dnf-plugin-versionlock"});
+    }
+    // Installed already: nothing to install.
+    profile.driver->hold = true;
+    host.sys.on_command_prefix({"rpm", "-qa", "--qf"}, [kernel_rpms](const Command&) {
+        return CommandResult{.out = kernel_rpms + kEl9Plugin};
+    });
+    host.sys.add_file("/var/lib/rpm/rpmdb.sqlite", "db");
+    StepRunner run(host.sys, profile);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+    EXPECT_TRUE(r.installs.empty());
 }
 
 } // namespace

@@ -125,6 +125,11 @@ INSTANTIATE_TEST_SUITE_P(
                       SlugCase{"rhel-8", "rhel", "rhel8", "rhel-8"},
                       SlugCase{"rhel-9", "rhel", "rhel9", "rhel-9"},
                       SlugCase{"rocky-9", "rhel", "rhel9", "rhel-9"},
+                      // RHEL 10 and its rebuilds: NVIDIA's rhel10 repository.
+                      SlugCase{"rhel-10", "rhel", "rhel10", "rhel-10"},
+                      SlugCase{"rocky-10", "rhel", "rhel10", "rhel-10"},
+                      SlugCase{"alma-10", "rhel", "rhel10", "rhel-10"},
+                      SlugCase{"oracle-10", "rhel", "rhel10", "rhel-10"},
                       SlugCase{"debian-11", "debian", "", "debian-11"},
                       SlugCase{"amzn-2023", "rhel", "", "amzn-2023"}),
     [](const auto& param_info) {
@@ -152,10 +157,12 @@ TEST(ClassifyOs, UnsupportedReleasesGetNoSlugButKeepTheirName) {
     EXPECT_EQ(bionic.repo_slug, "");
     EXPECT_EQ(bionic.profile_os, "ubuntu-18.04");
 
-    const auto rhel10 = classified("ID=\"rhel\"\nID_LIKE=\"centos fedora\"\nVERSION_ID=\"10.0\"\n");
-    EXPECT_EQ(rhel10.family, "rhel");
-    EXPECT_EQ(rhel10.repo_slug, "");
-    EXPECT_EQ(rhel10.profile_os, "rhel-10");
+    // No NVIDIA repository for an EL major gpuprov does not know (7 is long gone, 11 not out).
+    const auto rhel11 = classified("ID=\"rhel\"\nID_LIKE=\"centos fedora\"\nVERSION_ID=\"11.0\"\n");
+    EXPECT_EQ(rhel11.family, "rhel");
+    EXPECT_EQ(rhel11.repo_slug, "");
+    EXPECT_EQ(rhel11.profile_os, "rhel-11");
+    EXPECT_EQ(classified("ID=\"rhel\"\nVERSION_ID=\"7.9\"\n").repo_slug, "");
 
     const auto trixie = classified("ID=debian\nVERSION_ID=\"13\"\n");
     EXPECT_EQ(trixie.repo_slug, "");
