@@ -3,12 +3,14 @@
 #include "driver_rpm.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <fmt/format.h>
 #include <gpuprov/deb_file.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/transaction.hpp>
+#include <set>
 
 namespace gpuprov::steps {
 
@@ -189,6 +191,39 @@ void plan_off_branch(const StepContext& ctx, const System& sys, const PackageMan
     }
 }
 
+/// The suffixed scheme's floor-only edges to unsuffixed driver packages (Ubuntu's
+/// nvidia-compute-utils-580 Depends nvidia-persistenced (>= 580.x)): no pinning package steers
+/// apt there, so it would take the newest branch's build and split the driver across branches.
+/// Every driver package the roots' closure reaches whose newest build in the index is outside
+/// the profile's branch (or driver.version) is asked for at the branch's newest build instead.
+void pin_floating_dependencies(const PackageIndex& index, const AptDriver& drv,
+                               const std::vector<const PackageRecord*>& roots,
+                               std::vector<PackagePin>& pins) {
+    std::set<std::string> seen;
+    for (const auto& p : pins) {
+        seen.insert(p.name);
+    }
+    std::deque<const PackageRecord*> queue(roots.begin(), roots.end());
+    while (!queue.empty()) {
+        const auto* rec = queue.front();
+        queue.pop_front();
+        for (const auto& name : dependency_names(rec->depends)) {
+            if (!is_driver_package(name) || !seen.insert(name).second) {
+                continue;
+            }
+            const auto* at_branch = index.newest_with_prefix(name, drv.version_prefix);
+            if (at_branch == nullptr) {
+                continue; // virtual, or not of the branch: apt resolves it
+            }
+            queue.push_back(at_branch);
+            const auto* newest = index.newest(name);
+            if (!version_has_prefix(newest->version, drv.version_prefix)) {
+                pins.push_back({name, at_branch->version});
+            }
+        }
+    }
+}
+
 /// The pinned scheme never holds (NVIDIA: the pinning package is not to be combined with
 /// apt-mark hold): holds on the installed driver closure are released.
 void plan_unholds_for_pin(const System& sys, const PackageManager& pm, const AptDriver& drv,
@@ -307,12 +342,17 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
             }
         }
         std::vector<PackagePin> pins;
+        std::vector<const PackageRecord*> root_records;
         for (const auto& name : drv.roots) {
             const auto* rec = branch_record(*index, name, drv, d, r);
             if (rec == nullptr) {
                 return;
             }
             pins.push_back({name, rec->version});
+            root_records.push_back(rec);
+        }
+        if (drv.lock == BranchLock::hold && index != nullptr) {
+            pin_floating_dependencies(*index, drv, root_records, pins);
         }
         for (const auto& name : drv.from_distro) {
             pins.push_back({name, ""});

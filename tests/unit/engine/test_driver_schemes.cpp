@@ -39,10 +39,50 @@ TEST_F(DriverSchemes, Ubuntu580IsTheSuffixedOpenMetaHeld) {
     ASSERT_EQ(run.facts().os.repo_slug, "ubuntu2404");
     const auto r = run.check("driver");
     ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
-    // nvidia-open-580 (NVIDIA's open branch meta; it Conflicts cuda-drivers-580), newest build.
-    EXPECT_EQ(specs(r.installs), Strings{"nvidia-open-580=580.159.04-1ubuntu1"});
+    // nvidia-open-580 (NVIDIA's open branch meta; it Conflicts cuda-drivers-580), newest build,
+    // and nvidia-persistenced at that build: nvidia-compute-utils-580 asks for it floor-only.
+    EXPECT_EQ(specs(r.installs), (Strings{"nvidia-open-580=580.159.04-1ubuntu1",
+                                          "nvidia-persistenced=580.159.04-1ubuntu1"}));
     EXPECT_TRUE(r.pre_installs.empty());
     EXPECT_TRUE(r.hold_installs);
+}
+
+// e2e 44 found it: on Ubuntu's suffixed scheme nvidia-compute-utils-580 Depends
+// nvidia-persistenced (>= 580.x) and no pinning package is installed, so apt took 620's
+// nvidia-persistenced and the cross-branch guard refused every 580 profile. The floor-only edge
+// is asked for at the branch's build, held with the closure; edges NVIDIA fixes with `=` are
+// left to apt.
+TEST_F(DriverSchemes, Ubuntu580AsksForFloorOnlyUnsuffixedPartsAtTheBranchAndHoldsThem) {
+    TestHost host(host_options());
+    const auto p = ubuntu("580", "proprietary");
+    StepRunner run(host, p);
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), (Strings{"cuda-drivers-580=580.159.04-1ubuntu1",
+                                          "nvidia-persistenced=580.159.04-1ubuntu1"}));
+    auto plan = run.plan();
+    resolve_transactions(host.sys, run.ctx(), plan,
+                         {.scratch_dir = "/tmp/gpuprov-sim", .cache_dir = kCacheDir});
+    ASSERT_EQ(plan.transactions.size(), 1u);
+    const auto& t = plan.transactions[0];
+    EXPECT_TRUE(t.blocked.empty()) << t.blocked;
+    const auto& actions = t.transaction.actions;
+    const auto persistenced = std::find_if(actions.begin(), actions.end(), [](const auto& a) {
+        return a.name == "nvidia-persistenced";
+    });
+    ASSERT_NE(persistenced, actions.end());
+    EXPECT_EQ(persistenced->to, "580.159.04-1ubuntu1");
+    EXPECT_TRUE(persistenced->hold);
+}
+
+// The pinned scheme leaves the closure to NVIDIA's pin: nothing besides the meta is asked for.
+TEST_F(DriverSchemes, Ubuntu610AsksOnlyForTheMetaUnderItsPin) {
+    TestHost host(host_options());
+    const auto p = ubuntu("610", "proprietary");
+    StepRunner run(host, p);
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"cuda-drivers=610.57.04-1ubuntu1"});
 }
 
 TEST_F(DriverSchemes, Ubuntu595IsThePinningPackageFirstThenTheUnsuffixedMeta) {
