@@ -91,18 +91,20 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
     // With --root, files are read from the image but apt, dpkg and rpm would answer for this
     // host: a transaction resolved here would be this host's, shown as the image's. None is
     // shown instead, and the plan says how to get the real one (issue 26 item 13).
-    const bool resolved = !foreign_root(opts);
-    if (resolved) {
+    // Set exactly when no transaction was resolved, saying why and how to get it.
+    std::optional<std::string> unresolved;
+    if (foreign_root(opts)) {
+        unresolved = fmt::format(
+            "package transactions not resolved: with --root gpuprov reads {}'s files, but apt, "
+            "dpkg and rpm would answer for this host, not for the image. For the exact "
+            "transaction run gpuprov inside it: chroot {} gpuprov plan {}",
+            opts.root, opts.root, profile_arg);
+    } else {
         resolve_transactions(sys, ctx, plan,
                              {.allow_remove = allow_remove,
                               .scratch_dir = cache_dir + "/apt-view",
                               .cache_dir = cache_dir});
     }
-    const auto unresolved_note = fmt::format(
-        "package transactions not resolved: with --root gpuprov reads {}'s files, but apt, "
-        "dpkg and rpm would answer for this host, not for the image. For the exact "
-        "transaction run gpuprov inside it: chroot {} gpuprov plan {}",
-        opts.root, opts.root, profile_arg);
     if (promise != nullptr) {
         *promise = plan_promise(plan);
     }
@@ -110,9 +112,9 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
     const auto binary = gpuprov_binary_change(sys, running_binary(), plan.changes_pending());
     if (json) {
         auto doc = plan_to_json(plan, facts);
-        doc["transactions_resolved"] = resolved;
-        if (!resolved) {
-            doc["transactions_note"] = unresolved_note;
+        doc["transactions_resolved"] = !unresolved;
+        if (unresolved) {
+            doc["transactions_note"] = *unresolved;
         }
         if (binary) {
             doc["gpuprov_binary"] = {{"path", binary->target}, {"detail", binary->detail}};
@@ -120,8 +122,8 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
         std::cout << json_text(doc) << "\n";
     } else {
         std::cout << render_plan_text(plan, facts, opts.color());
-        if (!resolved) {
-            std::cout << "\nNote: " << unresolved_note << "\n";
+        if (unresolved) {
+            std::cout << "\nNote: " << *unresolved << "\n";
         }
         if (binary) {
             std::cout << fmt::format("\napply also installs {}: {}\n", binary->target,
