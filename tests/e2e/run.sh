@@ -178,7 +178,6 @@ for s in "${exclusive[@]}"; do
     start_scenario "$s"
     wait_one
 done
-while ((${#RUNNING_NAME[@]} > 0)); do wait_one; done
 
 log "total $((SECONDS - t_setup)) s"
 echo "$passed passed, $failed failed"
