@@ -205,17 +205,51 @@ TEST_F(DriverSchemes, FabricManagerFromR580IsUnsuffixedAtTheDriversVersion) {
     StepRunner run(host, p_run);
     const auto r = run.check("fabric-manager");
     ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
-    EXPECT_EQ(specs(r.installs), (Strings{"nvidia-fabricmanager=595.91.07-1ubuntu1",
-                                          "libnvidia-nscq=595.91.07-1ubuntu1"}));
+    EXPECT_EQ(
+        specs(r.installs),
+        (Strings{"nvidia-fabricmanager=595.91.07-1ubuntu1", "libnvidia-nscq=595.91.07-1ubuntu1",
+                 "nvidia-imex=595.91.07-1ubuntu1", "nvidia-modprobe=595.91.07-1ubuntu1"}));
     // The pin keeps them on the branch; no apt-mark hold beside it.
     EXPECT_FALSE(r.hold_installs);
     // On 580 they are unsuffixed too, and held with the suffixed driver.
     const auto p_run580 = ubuntu("580", "open");
     StepRunner run580(host, p_run580);
     const auto r580 = run580.check("fabric-manager");
-    EXPECT_EQ(specs(r580.installs), (Strings{"nvidia-fabricmanager=580.159.04-1ubuntu1",
-                                             "libnvidia-nscq=580.159.04-1ubuntu1"}));
+    EXPECT_EQ(
+        specs(r580.installs),
+        (Strings{"nvidia-fabricmanager=580.159.04-1ubuntu1", "libnvidia-nscq=580.159.04-1ubuntu1",
+                 "nvidia-imex=580.159.04-1ubuntu1", "nvidia-modprobe=580.159.04-1ubuntu1"}));
     EXPECT_TRUE(r580.hold_installs);
+}
+
+// e2e 46 on 580: nvidia-imex Depends nvidia-modprobe with no version, and on the suffixed
+// scheme no pinning package steers apt, so IMEX alone would bring 610's nvidia-modprobe (the
+// index's newest) and split the host across branches. NVIDIA's driver container installs
+// nvidia-modprobe=<driver version> beside IMEX; so does gpuprov, held with the rest, and an
+// nvidia-modprobe some admin released is held again.
+TEST_F(DriverSchemes, FabricManagerOn580BringsNvidiaModprobeAtTheDriversBuildAndHoldsIt) {
+    TestHost host({.nvswitches = 6, .os = "ubuntu-24.04"});
+    const auto p580 = ubuntu("580", "open");
+    host.set_package("nvidia-open-580", "580.159.04-1ubuntu1", "hold ok installed");
+    StepRunner run(host, p580);
+    const auto r = run.check("fabric-manager");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    const auto wanted = specs(r.installs);
+    EXPECT_NE(std::find(wanted.begin(), wanted.end(), "nvidia-modprobe=580.159.04-1ubuntu1"),
+              wanted.end())
+        << join(wanted, ", ");
+    EXPECT_TRUE(r.hold_installs);
+
+    for (const auto* n : {"nvidia-fabricmanager", "libnvidia-nscq", "nvidia-imex"}) {
+        host.set_package(n, "580.159.04-1ubuntu1", "hold ok installed");
+    }
+    host.set_package("nvidia-modprobe", "580.159.04-1ubuntu1", "install ok installed");
+    const auto again = run.check("fabric-manager");
+    EXPECT_TRUE(again.installs.empty()) << join(specs(again.installs), ", ");
+    EXPECT_EQ(again.status, StepStatus::pending) << again.reason;
+    EXPECT_TRUE(std::any_of(again.changes.begin(), again.changes.end(), [](const Change& c) {
+        return contains(c.target, "apt-mark hold nvidia-modprobe");
+    })) << "no hold for nvidia-modprobe";
 }
 
 // ---- the plan: two transactions, the second resolved with the pin in place ----

@@ -616,8 +616,11 @@ TEST(MatrixPackages, RpmNamesAndTheDriversModuleStreamsFromTheDataFile) {
     EXPECT_FALSE(rhel->apt_driver);
     EXPECT_EQ(deb->fabric_manager_for(570),
               (std::vector<std::string>{"nvidia-fabricmanager-570", "libnvidia-nscq-570"}));
+    // apt from R580: IMEX too, and nvidia-modprobe, which IMEX needs at any version (apt alone
+    // takes the newest branch's where no pin steers it).
     EXPECT_EQ(deb->fabric_manager_for(610),
-              (std::vector<std::string>{"nvidia-fabricmanager", "libnvidia-nscq"}));
+              (std::vector<std::string>{"nvidia-fabricmanager", "libnvidia-nscq", "nvidia-imex",
+                                        "nvidia-modprobe"}));
     EXPECT_EQ(expand_package_names(deb->cudnn9, v),
               (std::vector<std::string>{"libcudnn9-cuda-12", "libcudnn9-dev-cuda-12"}));
     EXPECT_EQ(expand_package_name(deb->cudnn8.release, v), "-1+cuda12.4");
