@@ -388,38 +388,24 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
     }
 }
 
-std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx, const System& sys) {
-    if (!ctx.profile.driver || ctx.facts.os.family != "debian") {
-        return std::nullopt;
-    }
+namespace {
+
+/// The lock judged by its effect over `names` (installed packages): a candidate of another
+/// branch is what dist-upgrade and unattended-upgrades would install; held ones are skipped.
+CheckOutcome lock_outcome(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                          const AptDriver& drv, const std::vector<std::string>& names,
+                          const std::string& id, const std::string& step, const std::string& what) {
     const auto& d = *ctx.profile.driver;
-    CheckResult ignored;
-    const auto drv = apt_driver(ctx, ignored);
-    if (!drv || drv->roots.empty() || (drv->lock == BranchLock::hold && !d.hold)) {
-        return std::nullopt;
-    }
-    const auto pm = make_package_manager(ctx.facts);
-    auto names = installed_driver_closure(sys, *pm, drv->roots);
-    if (const auto* pkg = ctx.matrix.package_names("debian")) {
-        for (const auto& n : pkg->fabric_manager_for(branch_number(d.branch))) {
-            if (pm->installed(sys, n) && !contains(names, n)) {
-                names.push_back(n);
-            }
-        }
-    }
-    if (names.empty()) {
-        return std::nullopt;
-    }
-    CheckOutcome c{.id = "driver.branch-lock",
-                   .step = "driver",
+    CheckOutcome c{.id = id,
+                   .step = step,
                    .command = "apt-cache policy " + join(names, " "),
-                   .expected = fmt::format("no driver, fabric manager or NSCQ package with an "
-                                           "upgrade candidate outside branch {} (what "
-                                           "dist-upgrade and unattended-upgrades would install)",
-                                           d.branch)};
+                   .expected = fmt::format("no {} package with an upgrade candidate outside "
+                                           "branch {} (what dist-upgrade and "
+                                           "unattended-upgrades would install)",
+                                           what, d.branch)};
     std::map<std::string, std::string> candidates;
     try {
-        candidates = pm->candidates(sys, names);
+        candidates = pm.candidates(sys, names);
     } catch (const Error& e) {
         c.found = e.what();
         c.fix = "see why apt-cache policy failed; the branch lock cannot be judged without it";
@@ -428,7 +414,7 @@ std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx, const Sy
     std::vector<std::string> moving;
     for (const auto& n : names) {
         const auto it = candidates.find(n);
-        if (it == candidates.end() || pm->held(sys, n)) {
+        if (it == candidates.end() || pm.held(sys, n)) {
             continue; // held: the candidate is never installed
         }
         if (const auto b = driver_branch_of(it->second); !b.empty() && b != d.branch) {
@@ -440,13 +426,63 @@ std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx, const Sy
                                      names.size())
                        : "would move to another branch: " + join(moving, ", ");
     if (!c.passed) {
-        c.fix = drv->lock == BranchLock::pin
+        c.fix = drv.lock == BranchLock::pin
                     ? fmt::format("apt install --reinstall {} (NVIDIA's pin) and look for a "
                                   "higher-priority pin in /etc/apt/preferences.d/",
-                                  drv->pin_package)
+                                  drv.pin_package)
                     : "gpuprov apply PROFILE --only driver,fabric-manager (holds the closure)";
     }
     return c;
+}
+
+/// The driver's apt scheme where a lock is asked of it: nullopt without a driver, off apt,
+/// without top-level packages, or with hold: false on a suffixed branch.
+std::optional<AptDriver> locked_apt_driver(const StepContext& ctx) {
+    if (!ctx.profile.driver || ctx.facts.os.family != "debian") {
+        return std::nullopt;
+    }
+    CheckResult ignored;
+    auto drv = apt_driver(ctx, ignored);
+    if (!drv || drv->roots.empty() ||
+        (drv->lock == BranchLock::hold && !ctx.profile.driver->hold)) {
+        return std::nullopt;
+    }
+    return drv;
+}
+
+} // namespace
+
+std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx, const System& sys) {
+    const auto drv = locked_apt_driver(ctx);
+    if (!drv) {
+        return std::nullopt;
+    }
+    const auto pm = make_package_manager(ctx.facts);
+    const auto names = installed_driver_closure(sys, *pm, drv->roots);
+    if (names.empty()) {
+        return std::nullopt;
+    }
+    return lock_outcome(ctx, sys, *pm, *drv, names, "driver.branch-lock", "driver", "driver");
+}
+
+std::optional<CheckOutcome> fabric_manager_lock_outcome(const StepContext& ctx, const System& sys) {
+    const auto drv = locked_apt_driver(ctx);
+    const auto* pkg = ctx.matrix.package_names("debian");
+    if (!drv || pkg == nullptr) {
+        return std::nullopt;
+    }
+    const auto pm = make_package_manager(ctx.facts);
+    std::vector<std::string> names;
+    for (const auto& n : pkg->fabric_manager_for(branch_number(ctx.profile.driver->branch))) {
+        if (pm->installed(sys, n)) {
+            names.push_back(n);
+        }
+    }
+    if (names.empty()) {
+        return std::nullopt;
+    }
+    return lock_outcome(ctx, sys, *pm, *drv, names, "fabric-manager.branch-lock", "fabric-manager",
+                        "fabric manager, NSCQ or IMEX");
 }
 
 std::string driver_target_version(const StepContext& ctx, const System& sys,

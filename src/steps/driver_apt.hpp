@@ -31,12 +31,18 @@ struct AptDriver {
 void check_apt_driver(const StepContext& ctx, const System& sys, const PackageManager& pm,
                       const AptDriver& drv, CheckResult& r);
 
-/// Whether the branch lock holds by its effect: no installed driver, fabric manager or NSCQ
-/// package has an upgrade candidate of another branch (apt-cache policy: what dist-upgrade and
+/// Whether the branch lock holds by its effect: no package of the installed driver closure
+/// has an upgrade candidate of another branch (apt-cache policy: what dist-upgrade and
 /// unattended-upgrades would install), held ones aside. nullopt where no lock is asked (hold:
 /// false on a suffixed branch) or nothing is installed yet.
 [[nodiscard]] std::optional<CheckOutcome> branch_lock_outcome(const StepContext& ctx,
                                                               const System& sys);
+
+/// The same judgement over the installed fabric manager, NSCQ, IMEX (and nvidia-modprobe) of
+/// the driver's branch: the fabric-manager step's own check, run after it holds them (the
+/// driver step's check runs before the fabric-manager step has configured in the same batch).
+[[nodiscard]] std::optional<CheckOutcome> fabric_manager_lock_outcome(const StepContext& ctx,
+                                                                      const System& sys);
 
 /// The upstream driver version ("595.91.07") the driver step has installed or will install, for
 /// the parts that must equal it (fabric manager, NSCQ); empty when unknown.

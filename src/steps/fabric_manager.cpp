@@ -156,7 +156,11 @@ public:
         if (!needed(ctx)) {
             return {};
         }
-        return check_fabric_manager({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        auto out = check_fabric_manager({ctx.profile, ctx.facts, ctx.matrix}, sys);
+        if (auto lock = fabric_manager_lock_outcome(ctx, sys)) {
+            out.push_back(std::move(*lock));
+        }
+        return out;
     }
 };
 

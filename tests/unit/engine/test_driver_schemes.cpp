@@ -438,6 +438,43 @@ TEST_F(DriverSchemes, TheBranchLockFailsVerifyWhenACandidateLeavesTheBranch) {
     EXPECT_TRUE(contains(bad.fix, "apt install --reinstall nvidia-driver-pinning-595")) << bad.fix;
 }
 
+// e2e 46 found it: on 580 (holds) fabric manager, NSCQ and IMEX arrive in the driver's batch
+// and are held by the fabric-manager step, which configures after the driver step; the driver's
+// check, run first, counted them and failed every fresh NVSwitch host. The driver's lock judges
+// the driver's closure; fabric manager's is the fabric-manager step's own check.
+TEST_F(DriverSchemes, FabricManagersLockIsTheFabricManagerStepsCheckNotTheDrivers) {
+    TestHost host({.nvswitches = 6, .os = "ubuntu-24.04"});
+    host.set_package("nvidia-open-580", "580.159.04-1ubuntu1", "hold ok installed");
+    host.set_package("nvidia-fabricmanager", "580.159.04-1ubuntu1", "install ok installed");
+    host.sys.on_command_prefix({"apt-cache", "policy"}, [](const Command&) {
+        return CommandResult{.out = "nvidia-open-580:\n  Installed: 580.159.04-1ubuntu1\n"
+                                    "  Candidate: 580.159.04-1ubuntu1\n  Version table:\n"
+                                    "nvidia-fabricmanager:\n  Installed: 580.159.04-1ubuntu1\n"
+                                    "  Candidate: 620.70.06-1ubuntu1\n  Version table:\n"};
+    });
+    const auto p = ubuntu("580", "open");
+    StepRunner run(host, p);
+    const auto find = [](const std::vector<CheckOutcome>& all, const std::string& id) {
+        const auto it =
+            std::find_if(all.begin(), all.end(), [&](const CheckOutcome& c) { return c.id == id; });
+        EXPECT_NE(it, all.end()) << id;
+        return it == all.end() ? CheckOutcome{} : *it;
+    };
+    const auto driver = run.step("driver").verify(run.ctx(), host.sys);
+    const auto lock = find(driver, "driver.branch-lock");
+    EXPECT_TRUE(lock.passed) << lock.found;
+    EXPECT_FALSE(contains(lock.command, "nvidia-fabricmanager")) << lock.command;
+    const auto fm =
+        find(run.step("fabric-manager").verify(run.ctx(), host.sys), "fabric-manager.branch-lock");
+    EXPECT_FALSE(fm.passed);
+    EXPECT_EQ(fm.found, "would move to another branch: nvidia-fabricmanager 620.70.06-1ubuntu1");
+    // Held (what the step's configure does), its candidate is never installed.
+    host.set_package("nvidia-fabricmanager", "580.159.04-1ubuntu1", "hold ok installed");
+    EXPECT_TRUE(
+        find(run.step("fabric-manager").verify(run.ctx(), host.sys), "fabric-manager.branch-lock")
+            .passed);
+}
+
 // ---- the tar reader, on what dpkg-deb really prints ----
 
 TEST(DebFile, ReadsThePreferencesFileOfARealPinningPackage) {
