@@ -222,6 +222,20 @@ MEM
     fi
 }
 
+# rootfs_simulate_nvswitch ROOT: the four third-generation NVSwitches of an HGX H100 8-GPU
+# baseboard as sysfs lists them (class 0x068000 "bridge, other", NVIDIA device 0x22a3, no driver
+# bound), laid out as tests/fixtures/hosts/ubuntu-24.04 records them. gpuprov's facts count
+# these (not the GPU model) to decide that `fabric_manager: auto` wants fabric manager.
+rootfs_simulate_nvswitch() {
+    local r=$1 bus
+    for bus in 0000:05:00.0 0000:06:00.0 0000:07:00.0 0000:08:00.0; do
+        mkdir -p "$r/sys/bus/pci/devices/$bus"
+        printf '0x10de\n' >"$r/sys/bus/pci/devices/$bus/vendor"
+        printf '0x22a3\n' >"$r/sys/bus/pci/devices/$bus/device"
+        printf '0x068000\n' >"$r/sys/bus/pci/devices/$bus/class"
+    done
+}
+
 # rootfs_simulate_ib ROOT [ofed]: the host's RDMA adapters as the kernel publishes them
 # (Documentation/ABI/stable/sysfs-class-infiniband): a ConnectX-6 in InfiniBand mode (PCI class
 # 0x020700, mlx5_0, port 1 ACTIVE at HDR) and a ConnectX-6 Dx Ethernet NIC (class 0x020000,

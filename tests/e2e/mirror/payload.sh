@@ -48,8 +48,21 @@ WantedBy=multi-user.target
 UNIT
 }
 
+# nv-fabricmanager: as NVIDIA's, it refuses to start unless the loaded driver is exactly its own
+# version (fabric manager user guide: "must match the driver version exactly"; the daemon logs
+# "fabric manager NVIDIA GPU driver interface version X don't match with driver version Y").
 payload_fabricmanager() { # VERSION
-    printf '#!/bin/sh\necho "Fabric Manager version is : %s"\n' "$1"
+    cat <<FM
+#!/bin/sh
+# gpuprov e2e stand-in for nv-fabricmanager $1
+case " \$* " in *" -v "*|*" --version "*) echo "Fabric Manager version is : $1"; exit 0 ;; esac
+loaded=\$(sed -n 's/^NVRM version: NVIDIA UNIX .*Kernel Module.*  \([0-9][0-9.]*\)  .*/\1/p' /proc/driver/nvidia/version 2>/dev/null)
+if [ "\$loaded" != "$1" ]; then
+    echo "fabric manager NVIDIA GPU driver interface version $1 don't match with driver version \${loaded:-<none loaded>}. Please update with matching NVIDIA driver package." >&2
+    exit 1
+fi
+echo "Fabric Manager version is : $1"
+FM
 }
 payload_fabricmanager_unit() {
     cat <<'UNIT'
