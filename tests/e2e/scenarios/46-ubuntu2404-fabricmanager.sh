@@ -12,8 +12,8 @@
 # fabric manager unit enabled and started by gpuprov (the stand-in daemon starts only on a
 # loaded module of exactly its version), and neither `apt-get dist-upgrade` nor
 # `apt-get install nvidia-open` would move a driver, fabric manager, NSCQ or IMEX package to
-# another branch. Measured 247 s (580: 121 s, 595: 97 s; 43 running beside it) on the shared
-# 2-core machine (docs/e2e.md).
+# another branch. Measured on the shared 2-core machine (docs/e2e.md): 179 s (580: 74 s, 595:
+# 68 s) beside 29 and 41, 247 s (121 s, 97 s) beside 43.
 set -euo pipefail
 export PROFILE_TEMPLATE=e2e-2026.yaml.in
 # shellcheck source=lib/scenario.sh
