@@ -35,7 +35,14 @@ struct PackageTransaction {
     std::vector<std::string> module_changes;
     std::vector<PackageAction> actions; ///< what the package manager would do, in its order
     std::string simulated_with;         ///< the simulation's argv, for the change review
-    std::string error;                  ///< the package manager refused (unmet dependencies...)
+    /// Which resolver answered, in words for the plan ("dnf itself, as root"; "dnf 4.14.0's own
+    /// solver through its Python API, as uid 1000 on a private cache"). Empty: the package
+    /// manager itself (apt-get's simulation).
+    std::string resolved_by;
+    /// The same as an identifier for scripts: "apt-get", "dnf" (the CLI, root) or
+    /// "dnf-python-api" (unprivileged).
+    std::string resolver;
+    std::string error; ///< the package manager refused (unmet dependencies...)
     [[nodiscard]] std::vector<const PackageAction*> unowned_removals() const;
     /// The argv suffix that carries out exactly `actions`: every install at its version, every
     /// removal by name, so apt has nothing left to choose.
@@ -53,6 +60,19 @@ struct PackageTransaction {
 /// prints, long names wrapped onto their own line. `from` of upgrades and downgrades is not in
 /// dnf's table: the caller fills it from the rpm database.
 [[nodiscard]] std::vector<PackageAction> parse_dnf_transaction(std::string_view output);
+
+/// What gpuprov's unprivileged dnf resolver (src/pkg/dnf/gpuprov_dnf_resolve.py, dnf's Python
+/// API) printed: tab-separated records, "resolver", "warning", "module", "package", "error" and
+/// a final "done N".
+struct DnfApiOutput {
+    std::string dnf_version;                 ///< "4.14.0"
+    std::vector<std::string> module_changes; ///< as parse_dnf_module_changes spells them
+    std::vector<PackageAction> actions;      ///< in the order dnf's table lists them
+    std::vector<std::string> warnings;
+    std::string error; ///< dnf refused (its message)
+    bool done = false; ///< the closing record came, with as many package records as it counts
+};
+[[nodiscard]] DnfApiOutput parse_dnf_api_output(std::string_view output);
 
 /// The module stream rows of dnf's table ("Enabling module streams:", "Switching module
 /// streams:", "Resetting modules:"), one line each: "enable nvidia-driver 580-dkms".

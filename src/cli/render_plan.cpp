@@ -103,9 +103,11 @@ std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool colo
     for (const auto& pt : plan.transactions) {
         const auto tool = facts.os.family == "rhel" ? "dnf" : "apt";
         out += fmt::format(
-            "\nPackage transaction for {}{} ({} change{}; resolved by {} itself{}):\n",
+            "\nPackage transaction for {}{} ({} change{}; resolved by {}{}):\n",
             join(pt.steps, ", "), pt.first ? ", first and on its own" : "",
-            pt.transaction.actions.size(), pt.transaction.actions.size() == 1 ? "" : "s", tool,
+            pt.transaction.actions.size(), pt.transaction.actions.size() == 1 ? "" : "s",
+            pt.transaction.resolved_by.empty() ? fmt::format("{} itself", tool)
+                                               : pt.transaction.resolved_by,
             pt.view_preferences.empty()
                 ? ""
                 : fmt::format(" with {} in preferences.d, as the transaction above installs it",
@@ -170,6 +172,8 @@ nlohmann::json plan_to_json(const Plan& plan, const HostFacts& facts) {
                   {"remove", json::array()},
                   {"modules", pt.transaction.module_changes},
                   {"simulated_with", pt.transaction.simulated_with},
+                  {"resolver", pt.transaction.resolver},
+                  {"resolved_by", pt.transaction.resolved_by},
                   {"first", pt.first},
                   {"view_preferences", pt.view_preferences},
                   {"blocked", pt.blocked}};

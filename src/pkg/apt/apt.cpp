@@ -69,6 +69,9 @@ public:
         }
         append_targets(argv, req.installs, req.removals);
         t.simulated_with = display_argv(argv);
+        // apt-get's simulation needs no root: one resolver for everyone.
+        t.resolver = "apt-get";
+        t.resolved_by = "apt itself";
         const auto r = sys.query({.argv = argv, .timeout = 300s, .env = noninteractive()});
         if (!r.ok()) {
             t.error = fmt::format("apt could not resolve the transaction (`{}` exit {}): {}",

@@ -4,6 +4,8 @@
 // Linux 8/9": kernel-devel-$(uname -r), EPEL's dkms, `dnf module enable nvidia-driver:<stream>`,
 // `dnf install nvidia-open`; "Version locking": `dnf versionlock`) and the CUDA installation
 // guide's network-repository method (`dnf install cuda-toolkit-X-Y`).
+#include "dnf_api.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <fnmatch.h>
@@ -14,12 +16,8 @@
 
 namespace gpuprov {
 
-namespace {
+namespace dnf_detail {
 
-constexpr const char* kVersionlockList = "/etc/dnf/plugins/versionlock.list";
-constexpr const char* kRepoDir = "/etc/yum.repos.d";
-
-/// dnf's "name-[epoch:]version-release" spelling of an exact version (NEVR without arch).
 std::string dnf_spec(const PackagePin& pin) {
     return pin.version.empty() ? pin.name : pin.name + "-" + pin.version;
 }
@@ -31,6 +29,16 @@ void check_spec(const std::string& s) {
         throw Error(fmt::format("refusing package spec '{}' (whitespace or quoting)", s));
     }
 }
+
+} // namespace dnf_detail
+
+namespace {
+
+using dnf_detail::check_spec;
+using dnf_detail::dnf_spec;
+
+constexpr const char* kVersionlockList = "/etc/dnf/plugins/versionlock.list";
+constexpr const char* kRepoDir = "/etc/yum.repos.d";
 
 class Dnf final : public PackageManager {
 public:
@@ -80,12 +88,20 @@ public:
         t.requested = req.installs;
         t.removals = req.removals;
         t.modules = req.modules;
+        if (sys.effective_uid() != 0) {
+            // dnf's CLI refuses install and shell without root, --assumeno or not.
+            return simulate_unprivileged(sys, req, std::move(t));
+        }
+        t.resolver = "dnf";
+        t.resolved_by = "dnf itself, as root";
         // --assumeno: dnf resolves, prints its table and answers "no"; nothing changes and no
         // rpm lock is taken. Its exit status is 1 on that path, so success is read from the
         // output instead.
         std::vector<std::string> argv{"dnf", "--assumeno"};
         if (!req.scratch_dir.empty()) {
-            const auto view = make_view(sys, req);
+            const auto dirs = make_view(sys, req);
+            const std::vector<std::string> view{"--setopt=reposdir=" + dirs.reposdir,
+                                                "--setopt=cachedir=" + dirs.cachedir};
             argv.insert(argv.end(), view.begin(), view.end());
             // With repo_gpgcheck dnf asks before it trusts a repository's key, --assumeno
             // answers no, and the metadata download fails ("repomd.xml GPG signature
@@ -125,15 +141,7 @@ public:
         }
         t.actions = parse_dnf_transaction(r.out);
         t.module_changes = parse_dnf_module_changes(r.out);
-        // dnf's table names the new version only; the old one is the rpm database's.
-        const auto& db = rpm_database(sys);
-        for (auto& a : t.actions) {
-            if (a.kind == PackageAction::Kind::upgrade ||
-                a.kind == PackageAction::Kind::downgrade ||
-                a.kind == PackageAction::Kind::reinstall) {
-                a.from = db.installed_version(a.name).value_or("");
-            }
-        }
+        fill_installed_versions(sys, t);
         return t;
     }
 
@@ -209,6 +217,40 @@ public:
     }
 
 private:
+    /// An ordinary user (`gpuprov plan` for a change review): dnf's own solver through its
+    /// Python API on private directories under the view (dnf_api.hpp). Root keeps the CLI,
+    /// which is what apply runs.
+    static PackageTransaction simulate_unprivileged(System& sys, const SimulationRequest& req,
+                                                    PackageTransaction t) {
+        t.resolver = "dnf-python-api";
+        if (req.scratch_dir.empty()) {
+            t.error = "dnf resolves for an unprivileged user only on a private cache, and this "
+                      "run has none (run as root, or give the user a writable home)";
+            return t;
+        }
+        auto dirs = make_view(sys, req);
+        dirs.persistdir = req.scratch_dir + "/persist";
+        dirs.logdir = req.scratch_dir + "/log";
+        dnf_detail::resolve_with_api(sys, req, dirs, t);
+        if (t.error.empty()) {
+            fill_installed_versions(sys, t);
+        }
+        return t;
+    }
+
+    /// The old version of an upgrade, downgrade or reinstall, from the rpm database (dnf's
+    /// table names only the new one; both resolvers are read alike).
+    static void fill_installed_versions(const System& sys, PackageTransaction& t) {
+        const auto& db = rpm_database(sys);
+        for (auto& a : t.actions) {
+            if (a.kind == PackageAction::Kind::upgrade ||
+                a.kind == PackageAction::Kind::downgrade ||
+                a.kind == PackageAction::Kind::reinstall) {
+                a.from = db.installed_version(a.name).value_or("");
+            }
+        }
+    }
+
     static std::string script(const std::vector<PackagePin>& pins,
                               const std::vector<std::string>& removals,
                               const std::vector<ModuleStream>& modules) {
@@ -271,7 +313,7 @@ private:
 
     // A private view of dnf's repositories: the system's .repo files as they are, with
     // gpuprov's from `req.repos` in place of (or beside) them, and a private metadata cache.
-    static std::vector<std::string> make_view(System& sys, const SimulationRequest& req) {
+    static dnf_detail::ApiDirs make_view(System& sys, const SimulationRequest& req) {
         const auto repos = req.scratch_dir + "/yum.repos.d";
         const auto cache = req.scratch_dir + "/cache";
         sys.make_dirs(repos);
@@ -292,7 +334,7 @@ private:
             sys.write_file_atomic(fmt::format("{}/gpuprov-sim-{}.repo", repos, i),
                                   req.repos[i].source_text, 0644);
         }
-        return {"--setopt=reposdir=" + repos, "--setopt=cachedir=" + cache};
+        return {.reposdir = repos, .cachedir = cache, .persistdir = {}, .logdir = {}};
     }
 
     /// An rpm transaction. The bound is silence, as for dpkg (a DKMS build in %post can take

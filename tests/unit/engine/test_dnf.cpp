@@ -1,7 +1,9 @@
 // The dnf backend: argv it builds, dnf's transaction table parsed from real output, holds read
 // from a real versionlock list, interrupted transactions, and the rhel family's choice of it.
+#include "dnf/dnf_api.hpp"
 #include "fake_system.hpp"
 
+#include <algorithm>
 #include <gpuprov/error.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/transaction.hpp>
@@ -333,6 +335,184 @@ TEST(DnfInterrupted, DuplicatesButNotKernels) {
     EXPECT_EQ(duplicate_packages(db), (std::vector<std::string>{"nvidia-driver"}));
     EXPECT_EQ(make_dnf()->repair().argv,
               (std::vector<std::string>{"dnf", "remove", "-y", "--duplicates"}));
+}
+
+// ---- unprivileged: dnf's Python API (issue 26 item 17) ----
+
+TEST(DnfApiOutput, RecordsFromARealRun) {
+    // Taken as uid 1000 on the e2e EL root (Rocky 9 shaped, Debian's dnf 4.14.0), cv-train on a
+    // fresh host: tests/fixtures/cmd/dnf/api/README.md says how.
+    const auto out = parse_dnf_api_output(read_fixture("cmd/dnf/api/el9-fresh-cv-train.out"));
+    EXPECT_TRUE(out.done);
+    EXPECT_TRUE(out.error.empty()) << out.error;
+    EXPECT_EQ(out.dnf_version, "4.14.0");
+    EXPECT_EQ(out.module_changes, (std::vector<std::string>{"enable nvidia-driver 580-open"}));
+    ASSERT_FALSE(out.actions.empty());
+    EXPECT_EQ(out.actions.front().kind, Kind::install);
+    const auto open = std::find_if(out.actions.begin(), out.actions.end(),
+                                   [](const auto& a) { return a.name == "nvidia-open"; });
+    ASSERT_NE(open, out.actions.end());
+    EXPECT_EQ(*open, act(Kind::install, "nvidia-open", "", "3:580.178.04-1.el9"));
+}
+
+TEST(DnfApiOutput, EscapesErrorsAndTruncation) {
+    const auto err = parse_dnf_api_output(
+        "resolver\tdnf 4.14.0\nerror\tProblem: conflicting requests\\n  - nothing provides "
+        "a\\tb \\\\ c\n");
+    EXPECT_EQ(err.error, "Problem: conflicting requests\n  - nothing provides a\tb \\ c");
+    EXPECT_FALSE(err.done);
+    // A lost record: the closing count disagrees.
+    const auto cut = parse_dnf_api_output("package\tinstall\ta\tx86_64\t1-1\trepo\ndone\t2\n");
+    EXPECT_FALSE(cut.done);
+    EXPECT_EQ(cut.actions.size(), 1u);
+    const auto rm = parse_dnf_api_output("package\tremove\tdkms\tnoarch\t3.0.13-1.el9\t@System\n"
+                                         "package\tdowngrade\tb\tx86_64\t1-1\trepo\ndone\t2\n");
+    EXPECT_TRUE(rm.done);
+    ASSERT_EQ(rm.actions.size(), 2u);
+    EXPECT_EQ(rm.actions[0], act(Kind::remove, "dkms", "3.0.13-1.el9", ""));
+    EXPECT_EQ(rm.actions[1], act(Kind::downgrade, "b", "", "1-1"));
+    EXPECT_FALSE(parse_dnf_api_output("package\tobsolete\ta\tx86_64\t1-1\tr\n").error.empty());
+}
+
+class DnfUnprivilegedTest : public DnfTest {
+protected:
+    void SetUp() override {
+        DnfTest::SetUp();
+        sys.set_uid(1000);
+        sys.add_file("/usr/bin/dnf", "#!/usr/bin/python3\nimport dnf.cli.main\n");
+        sys.add_file("/etc/yum.repos.d/rocky.repo", "[baseos]\n");
+    }
+    const SimulationRequest req{
+        .installs = {{"nvidia-open", "3:580.178.04-1.el9"}, {"cuda-toolkit-13-0", "13.0.1-1"}},
+        .modules = {{.module = "nvidia-driver", .stream = "580-open"}},
+        .scratch_dir = "/home/u/.cache/gpuprov/repos/apt-view"};
+};
+
+TEST_F(DnfUnprivilegedTest, ResolvesWithDnfsPythonApiNeverItsRootOnlyCli) {
+    std::optional<Command> seen;
+    sys.on_command_prefix({"/usr/bin/python3"}, [&](const Command& c) {
+        seen = c;
+        return CommandResult{.out = read_fixture("cmd/dnf/api/el9-fresh-cv-train.out"),
+                             .err = "Last metadata expiration check: 0:00:01 ago.\n"};
+    });
+    const auto t = dnf->simulate(sys, req);
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    ASSERT_TRUE(seen);
+    const std::string v = "/home/u/.cache/gpuprov/repos/apt-view";
+    // Specs travel as argv elements; the program is gpuprov's own text, on stdin.
+    EXPECT_EQ(seen->argv,
+              (std::vector<std::string>{
+                  "/usr/bin/python3", "-I", "-", "--reposdir", v + "/yum.repos.d", "--cachedir",
+                  v + "/cache", "--persistdir", v + "/persist", "--logdir", v + "/log", "--enable",
+                  "nvidia-driver:580-open", "--install", "nvidia-open-3:580.178.04-1.el9",
+                  "--install", "cuda-toolkit-13-0-13.0.1-1"}));
+    EXPECT_EQ(seen->stdin_data, std::string(dnf_detail::resolver_program()));
+    EXPECT_NE(seen->stdin_data->find("dnf.Base("), std::string::npos);
+    EXPECT_EQ(seen->stdin_data->find("nvidia-open"), std::string::npos);
+    EXPECT_EQ(seen->cwd, std::filesystem::path("/"));
+    EXPECT_GT(seen->timeout.count(), 0);
+    EXPECT_GT(seen->idle_timeout.count(), 0);
+    for (const auto& q : sys.queries) {
+        EXPECT_NE(q.front(), "dnf") << "dnf's CLI refuses install/shell without root";
+    }
+    EXPECT_TRUE(sys.commands_ran.empty()); // a query, never a change
+    // The view is the root path's: the system's .repo files linked into the private reposdir.
+    EXPECT_EQ(sys.read_link(v + "/yum.repos.d/rocky.repo"),
+              std::filesystem::path("/etc/yum.repos.d/rocky.repo"));
+    EXPECT_EQ(t.module_changes, (std::vector<std::string>{"enable nvidia-driver 580-open"}));
+    EXPECT_EQ(t.actions,
+              parse_dnf_api_output(read_fixture("cmd/dnf/api/el9-fresh-cv-train.out")).actions);
+    EXPECT_EQ(t.resolver, "dnf-python-api");
+    EXPECT_NE(t.resolved_by.find("dnf 4.14.0's own solver through its Python API, as uid 1000"),
+              std::string::npos)
+        << t.resolved_by;
+}
+
+TEST_F(DnfUnprivilegedTest, UpgradesTakeTheOldVersionFromRpmLikeTheRootPath) {
+    sys.on_command_prefix({"/usr/bin/python3"}, [](const Command&) {
+        return CommandResult{.out = "resolver\tdnf 4.14.0\nmodule\tswitch\tnvidia-driver\t"
+                                    "570-open -> 580-open\npackage\tupgrade\tnvidia-open\tnoarch\t"
+                                    "3:580.178.04-1.el9\tgpuprov-cuda\ndone\t1\n"};
+    });
+    auto r = req;
+    r.modules[0].switch_from_other = true;
+    r.removals = {"cuda-toolkit-12-8"};
+    const auto t = dnf->simulate(sys, r);
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    ASSERT_EQ(t.actions.size(), 1u);
+    EXPECT_EQ(t.actions[0],
+              act(Kind::upgrade, "nvidia-open", "3:570.195.03-1.el9", "3:580.178.04-1.el9"));
+    EXPECT_EQ(t.module_changes,
+              (std::vector<std::string>{"switch nvidia-driver 570-open -> 580-open"}));
+    const auto api = std::find_if(sys.queries.begin(), sys.queries.end(),
+                                  [](const auto& q) { return q.front() == "/usr/bin/python3"; });
+    ASSERT_NE(api, sys.queries.end());
+    const auto& argv = *api;
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "--switch-to"), argv.end());
+    EXPECT_EQ(argv.back(), "cuda-toolkit-12-8");
+    EXPECT_EQ(argv[argv.size() - 2], "--remove");
+}
+
+TEST_F(DnfUnprivilegedTest, RefusalsCarryDnfsWordsAndACutAnswerIsNoAnswer) {
+    sys.on_command_prefix({"/usr/bin/python3"}, [](const Command&) {
+        return CommandResult{.exit_code = 1,
+                             .out = "resolver\tdnf 4.14.0\nerror\tUnable to find a match: "
+                                    "nvidia-open-3:580.178.04-1.el9\n"};
+    });
+    auto t = dnf->simulate(sys, req);
+    EXPECT_NE(t.error.find("Unable to find a match: nvidia-open-3:580.178.04-1.el9"),
+              std::string::npos)
+        << t.error;
+    EXPECT_TRUE(t.actions.empty());
+
+    sys.on_command_prefix({"/usr/bin/python3"}, [](const Command&) {
+        return CommandResult{.exit_code = 0,
+                             .out = "resolver\tdnf 4.14.0\npackage\tinstall\ta\tx86_64\t1-1\tr\n"};
+    });
+    t = dnf->simulate(sys, req);
+    EXPECT_NE(t.error.find("no complete answer"), std::string::npos) << t.error;
+    EXPECT_TRUE(t.actions.empty());
+
+    sys.on_command_prefix({"/usr/bin/python3"}, [](const Command&) {
+        return CommandResult{.exit_code = 127, .not_found = true};
+    });
+    t = dnf->simulate(sys, req);
+    EXPECT_NE(t.error.find("/usr/bin/python3 (dnf's interpreter) is not installed"),
+              std::string::npos)
+        << t.error;
+}
+
+TEST_F(DnfUnprivilegedTest, SpecsAreRefusedBeforeAnythingRuns) {
+    auto r = req;
+    r.installs.push_back({"a", "1\nimport os"});
+    EXPECT_THROW((void)dnf->simulate(sys, r), Error);
+    EXPECT_TRUE(sys.queries.empty());
+}
+
+TEST_F(DnfUnprivilegedTest, TheInterpreterIsDnfsOwn) {
+    // RHEL 8: dnf runs on platform-python; /usr/bin/python3 may be another Python or absent.
+    sys.add_file("/usr/bin/dnf", "#!/usr/libexec/platform-python -s\nimport dnf\n");
+    EXPECT_EQ(dnf_detail::dnf_python(sys), "/usr/libexec/platform-python");
+    sys.add_file("/usr/bin/dnf", "not a script");
+    EXPECT_EQ(dnf_detail::dnf_python(sys), "/usr/bin/python3");
+}
+
+TEST_F(DnfUnprivilegedTest, WithoutAPrivateDirectoryNothingRuns) {
+    auto r = req;
+    r.scratch_dir.clear();
+    const auto t = dnf->simulate(sys, r);
+    EXPECT_NE(t.error.find("private cache"), std::string::npos) << t.error;
+    EXPECT_TRUE(sys.queries.empty());
+}
+
+TEST_F(DnfTest, RootKeepsDnfsCliAndSaysSo) {
+    sys.on_command({"dnf", "--assumeno", "install", "nvidia-open-3:580.95.05-1.el9"},
+                   CommandResult{.exit_code = 1,
+                                 .out = read_fixture("cmd/dnf/install-upgrade.txt"),
+                                 .err = "Operation aborted.\n"});
+    const auto t = dnf->simulate(sys, {.installs = {{"nvidia-open", "3:580.95.05-1.el9"}}});
+    EXPECT_EQ(t.resolver, "dnf");
+    EXPECT_EQ(t.resolved_by, "dnf itself, as root");
 }
 
 TEST(PackageManagerChoice, FromTheFacts) {
