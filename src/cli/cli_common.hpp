@@ -2,10 +2,14 @@
 // Shared by the subcommand files. Only src/cli includes CLI11.
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <gpuprov/engine.hpp>
+#include <gpuprov/facts.hpp>
+#include <gpuprov/saved_plan.hpp>
 #include <gpuprov/system.hpp>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuprov::cli {
 
@@ -36,6 +40,18 @@ inline constexpr int kExitInProgress = 4;
 /// a typo in `--only` for pending changes.
 inline constexpr int kExitUsage = 64;
 
+/// The values `opt` accepts: its check, and what `gpuprov completion` offers (one list each).
+CLI::Option* accept_only(CLI::Option* opt, std::vector<std::string> values);
+/// What accept_only() recorded for `opt`; empty when any value goes.
+[[nodiscard]] const std::vector<std::string>& accepted_values(const CLI::Option* opt);
+
+/// Value placeholders (CLI11 type names) that also tell `gpuprov completion` how to complete a
+/// value: a profile (built-in name or YAML file), a file, a directory, step ids.
+inline constexpr const char* kProfileValue = "PROFILE";
+inline constexpr const char* kFileValue = "FILE";
+inline constexpr const char* kDirValue = "DIR";
+inline constexpr const char* kStepsValue = "STEPS";
+
 /// Each subcommand registers itself; the callback sets `exit_code`.
 void add_profiles_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_facts_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
@@ -47,6 +63,8 @@ void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
 void add_metrics_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_cloud_init_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_k8s_manifests_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+/// `gpuprov completion bash|zsh|steps`, generated from `app` itself (added last).
+void add_completion_command(CLI::App& app);
 
 } // namespace gpuprov::cli
 
@@ -91,11 +109,35 @@ private:
 /// when unknown. Units never name it.
 [[nodiscard]] std::string running_binary();
 
+/// --only/--skip as given: each may repeat and each value may hold several comma-separated
+/// ids; repeats add up (`--skip a --skip b` is `--skip a,b`), as with apt's and terraform's
+/// repeatable flags.
+struct StepFilterArgs {
+    std::vector<std::string> only;
+    std::vector<std::string> skip;
+};
+/// Adds --only and --skip to `cmd`; `what` says what a step id selects ("" for the steps
+/// themselves, "the checks of " for verify).
+void add_step_filter_options(CLI::App* cmd, StepFilterArgs& args, const std::string& what = "");
 /// Parses --only/--skip lists; throws UsageError on an unknown step id.
-StepFilter make_filter(const std::string& only, const std::string& skip);
-/// Prints the plan; returns the plan command's exit code. `promise`, when given, receives
-/// plan_promise() of the plan shown (interactive apply carries out exactly that one).
+StepFilter make_filter(const StepFilterArgs& args);
+/// A plan as `plan` computes it, with what apply needs to hold it to its word.
+struct PlanRun {
+    Plan plan;
+    HostFacts facts;
+    /// Set exactly when no transaction was resolved (--root), saying why and how to get it.
+    std::optional<std::string> unresolved;
+    PlanSeal seal;
+    std::optional<Change> binary; ///< gpuprov_binary_change()
+};
+/// Computes the plan without printing it (apply --plan compares it with the saved one).
+[[nodiscard]] PlanRun compute_plan(const GlobalOptions& opts, const std::string& profile_arg,
+                                   const StepFilter& filter, bool allow_remove);
+/// The profile's text a saved plan's digest covers: a built-in's, or a file with its
+/// `extends:` chain resolved.
+[[nodiscard]] std::string profile_digest_text(const std::string& profile_arg);
+/// Prints the plan; returns the plan command's exit code. `out`, when given, receives the
+/// plan shown (interactive apply carries out exactly that one; plan --out saves it).
 int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode, bool allow_remove = false,
-              std::vector<std::string>* promise = nullptr);
+              bool json, bool detailed_exitcode, bool allow_remove = false, PlanRun* out = nullptr);
 } // namespace gpuprov::cli

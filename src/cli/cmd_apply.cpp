@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
@@ -12,6 +13,7 @@
 #include <gpuprov/json_text.hpp>
 #include <gpuprov/local_trust.hpp>
 #include <gpuprov/matrix.hpp>
+#include <gpuprov/saved_plan.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -136,6 +138,29 @@ void require_local_trust(const System& sys, const std::string& profile_arg, cons
     require_trusted_units_binary(sys, self);
 }
 
+/// The saved plan `path`, checked against what else the command line says: it fixes the
+/// profile, the filters and --allow-remove, so none may be given beside it unless they agree.
+SavedPlan load_saved_plan(const std::string& path, const std::string& profile_arg,
+                          const StepFilterArgs& filter_args, bool allow_remove) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+        throw UsageError("--plan " + path + ": the file cannot be read");
+    }
+    auto saved = saved_plan_from_json(text.str(), path);
+    if (!profile_arg.empty() && canonical_profile_arg(profile_arg) != saved.profile_arg) {
+        throw UsageError(fmt::format("--plan {} was saved for the profile {}, not {}", path,
+                                     saved.profile_arg, profile_arg));
+    }
+    if (!filter_args.only.empty() || !filter_args.skip.empty() ||
+        (allow_remove && !saved.allow_remove)) {
+        throw UsageError("--plan fixes --only, --skip and --allow-remove as the plan was saved; "
+                         "give them to `gpuprov plan --out` instead");
+    }
+    return saved;
+}
+
 bool confirm() {
     std::cout << "Apply these changes? [y/N] " << std::flush;
     std::string answer;
@@ -158,20 +183,26 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
     static bool yes = false;
     static bool dry_run = false;
     static bool json = false;
-    static std::string only;
-    static std::string skip;
+    static StepFilterArgs filter_args;
     static std::string reboot = "never";
     static bool allow_remove = false;
     static bool allow_untrusted = false;
-    cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")->required();
+    static std::string plan_file;
+    cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file (or --plan FILE)")
+        ->type_name(kProfileValue);
+    cmd->add_option("--plan", plan_file,
+                    "carry out exactly the plan `plan --out FILE` saved (its profile, filters "
+                    "and transaction); refused, naming each difference, when the profile, the "
+                    "host, a signed index or the transaction changed since")
+        ->type_name(kFileValue);
     cmd->add_flag("-y,--yes", yes, "do not ask for confirmation (needed when not on a terminal)");
     cmd->add_flag("--dry-run", dry_run, "show the plan and change nothing (same as plan)");
-    cmd->add_option("--only", only, "only these step ids (comma-separated)");
-    cmd->add_option("--skip", skip, "skip these step ids (comma-separated)");
-    cmd->add_option("--reboot", reboot,
-                    "never: stop with exit 3 when a reboot is needed; if-needed: reboot and "
-                    "resume automatically")
-        ->check(CLI::IsMember({"never", "if-needed"}))
+    add_step_filter_options(cmd, filter_args);
+    accept_only(cmd->add_option("--reboot", reboot,
+                                "never: stop with exit 3 when a reboot is needed; if-needed: "
+                                "reboot and resume automatically"),
+                {"never", "if-needed"})
+        ->type_name("POLICY")
         ->capture_default_str();
     cmd->add_flag("--json", json, "print the run's result as one JSON document");
     cmd->add_flag("--allow-remove", allow_remove,
@@ -182,7 +213,17 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                   "changed (owned by another user, group/other-writable, or in such a "
                   "directory); refused by default");
     cmd->callback([&opts, &exit_code] {
-        const auto filter = make_filter(only, skip);
+        auto filter = make_filter(filter_args);
+        std::optional<SavedPlan> saved;
+        if (!plan_file.empty()) {
+            saved = load_saved_plan(plan_file, profile_arg, filter_args, allow_remove);
+            profile_arg = saved->profile_arg;
+            filter = StepFilter{.only = saved->only, .skip = saved->skip};
+            allow_remove = saved->allow_remove;
+        } else if (profile_arg.empty()) {
+            throw UsageError("apply needs a PROFILE (a built-in name or a YAML file) or --plan "
+                             "FILE (a plan saved by `gpuprov plan PROFILE --out FILE`)");
+        }
         if (dry_run) {
             exit_code = show_plan(opts, profile_arg, filter, json, false, allow_remove);
             return;
@@ -208,13 +249,24 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             require_local_trust(sys, profile_arg, profile, self);
         }
         std::optional<std::vector<std::string>> confirmed;
-        if (!yes) {
+        if (saved) {
+            // The saved plan was the review: carried out only if it is still the plan.
+            const auto now = compute_plan(opts, profile_arg, filter, allow_remove);
+            const auto differences = saved_plan_differences(saved->seal, now.seal);
+            if (!differences.empty()) {
+                throw Error(fmt::format(
+                    "the saved plan {} is stale, nothing was changed; what differs now:\n  {}\n"
+                    "Save and review the plan again: gpuprov plan {} --out {}",
+                    plan_file, fmt::join(differences, "\n  "), profile_arg, plan_file));
+            }
+            confirmed = saved->seal.promise;
+        } else if (!yes) {
             if (!sys.interactive()) {
                 throw UsageError("not on a terminal: pass --yes to apply without confirmation");
             }
-            std::vector<std::string> promise;
+            PlanRun shown_plan;
             const auto shown =
-                show_plan(opts, profile_arg, filter, false, true, allow_remove, &promise);
+                show_plan(opts, profile_arg, filter, false, true, allow_remove, &shown_plan);
             if (shown == kExitFailed) {
                 exit_code = kExitFailed;
                 return;
@@ -229,7 +281,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                 exit_code = kExitFailed;
                 return;
             }
-            confirmed = std::move(promise);
+            confirmed = std::move(shown_plan.seal.promise);
         }
         ApplyOptions options{.filter = filter,
                              .reboot = reboot == "if-needed" ? RebootPolicy::if_needed
@@ -247,12 +299,12 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             for (const auto& [id, status] : result.steps) {
                 steps.push_back({{"id", id}, {"status", to_string(status)}});
             }
-            std::cout << json_text(nlohmann::json{{"result", to_string(result.status)},
-                                                  {"message", result.message},
-                                                  {"apt_transactions", result.apt_transactions},
-                                                  {"index_refreshes", result.index_refreshes},
-                                                  {"interrupted", result.interrupted},
-                                                  {"steps", steps}})
+            std::cout << json_text(versioned({{"result", to_string(result.status)},
+                                              {"message", result.message},
+                                              {"apt_transactions", result.apt_transactions},
+                                              {"index_refreshes", result.index_refreshes},
+                                              {"interrupted", result.interrupted},
+                                              {"steps", steps}}))
                       << "\n";
         }
         if (result.interrupted) {

@@ -54,11 +54,15 @@ void add_cloud_init_command(CLI::App& app, const GlobalOptions&, int& exit_code)
     static std::string profile_arg;
     static std::string install_from;
     static std::string sha256;
-    cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")->required();
+    cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")
+        ->type_name(kProfileValue)
+        ->required();
     cmd->add_option("--install-from", install_from,
                     "HTTPS URL of a gpuprov binary to install first (needs --sha256); default: "
-                    "gpuprov is already in the image");
-    cmd->add_option("--sha256", sha256, "SHA-256 of the --install-from binary (64 hex digits)");
+                    "gpuprov is already in the image")
+        ->type_name("URL");
+    cmd->add_option("--sha256", sha256, "SHA-256 of the --install-from binary (64 hex digits)")
+        ->type_name("HEX");
     cmd->callback([&exit_code] {
         // Validate now: a typo must fail here, not on a VM at first boot.
         const auto profile = load_profile(profile_arg, Matrix::builtin());

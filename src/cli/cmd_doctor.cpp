@@ -1,10 +1,11 @@
-#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
+#include "render.hpp"
 
 #include <fmt/format.h>
 #include <gpuprov/doctor.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/facts.hpp>
+#include <gpuprov/json_text.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/strings.hpp>
@@ -65,9 +66,12 @@ void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
     static std::string profile_arg;
     static std::optional<int> temperature;
     cmd->add_flag("--json", json, "one JSON document on stdout");
-    cmd->add_option("--profile", profile_arg, "also check against this profile's CUDA version");
-    cmd->add_option("--temperature-alert", temperature,
-                    "GPU temperature (C) above which to warn (default: the profile's, or 85)");
+    cmd->add_option("--profile", profile_arg, "also check against this profile's CUDA version")
+        ->type_name(kProfileValue);
+    // One name for one idea, as `metrics` spells it; the older --temperature-alert still works.
+    cmd->add_option("--temperature-alert-c,--temperature-alert", temperature,
+                    "GPU temperature (C) above which to warn (default: the profile's, or 85)")
+        ->type_name("C");
     cmd->callback([&opts, &exit_code] {
         const auto& matrix = Matrix::builtin();
         auto& sys = host_system(opts);
@@ -94,7 +98,7 @@ void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         const auto facts = detect_facts(sys, matrix);
         const auto findings = diagnose(sys, facts, options);
         if (json) {
-            std::cout << json_text(to_json(findings)) << "\n";
+            std::cout << json_text(versioned(to_json(findings))) << "\n";
         } else {
             print_human(findings, opts.color());
         }

@@ -1,8 +1,9 @@
-#include <gpuprov/json_text.hpp>
 #include "cli_common.hpp"
+#include "render.hpp"
 
 #include <fmt/format.h>
 #include <gpuprov/facts.hpp>
+#include <gpuprov/json_text.hpp>
 #include <gpuprov/matrix.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -68,7 +69,7 @@ void add_facts_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
     cmd->callback([&opts, &exit_code] {
         const auto facts = detect_facts(host_system(opts), Matrix::builtin());
         if (json) {
-            std::cout << json_text(facts_to_json(facts)) << "\n";
+            std::cout << json_text(versioned(facts_to_json(facts))) << "\n";
         } else {
             print_human(facts);
         }

@@ -19,9 +19,10 @@ void add_k8s_manifests_command(CLI::App& app, const GlobalOptions&, int& exit_co
     static std::string profile_arg;
     static std::string output;
     cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file with kubernetes.node: true")
+        ->type_name(kProfileValue)
         ->required();
-    cmd->add_option("--output", output,
-                    "write the manifests to FILE (mode 0644) instead of stdout");
+    cmd->add_option("--output", output, "write the manifests to FILE (mode 0644) instead of stdout")
+        ->type_name(kFileValue);
     cmd->callback([&exit_code] {
         const auto profile = load_profile(profile_arg, Matrix::builtin());
         const auto manifests = k8s_manifests(profile, Matrix::builtin());

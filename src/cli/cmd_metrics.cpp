@@ -15,9 +15,11 @@ void add_metrics_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
     cmd->add_option("--temperature-alert-c", temperature_alert_c,
                     "export this GPU temperature alert threshold (the profile's "
                     "monitoring.temperature_alert_c) for the alert rules")
+        ->type_name("C")
         ->check(CLI::Range(30, 120));
     cmd->add_option("--textfile", textfile_dir,
-                    "write DIR/gpuprov.prom atomically (node_exporter textfile collector)");
+                    "write DIR/gpuprov.prom atomically (node_exporter textfile collector)")
+        ->type_name(kDirValue);
     cmd->callback([&opts, &exit_code] {
         auto& sys = host_system(opts);
         auto snapshot = collect_metrics(sys);

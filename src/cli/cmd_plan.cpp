@@ -1,4 +1,5 @@
 #include "cli_common.hpp"
+#include "profile_arg.hpp"
 #include "render.hpp"
 
 #include <cerrno>
@@ -6,8 +7,12 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/journal.hpp>
 #include <gpuprov/json_text.hpp>
+#include <gpuprov/local_system.hpp>
 #include <gpuprov/matrix.hpp>
+#include <gpuprov/saved_plan.hpp>
 #include <gpuprov/strings.hpp>
 #include <iostream>
 #include <spdlog/spdlog.h>
@@ -61,80 +66,145 @@ RepoCacheDir::RepoCacheDir(const GlobalOptions& opts, const System& sys) {
 
 RepoCacheDir::~RepoCacheDir() = default;
 
-StepFilter make_filter(const std::string& only, const std::string& skip) {
+void add_step_filter_options(CLI::App* cmd, StepFilterArgs& args, const std::string& what) {
+    cmd->add_option("--only", args.only,
+                    "only " + what + "these step ids (comma-separated; may repeat)")
+        ->type_name(kStepsValue)
+        ->expected(1) // one value per occurrence: `--only driver cv-train` keeps the profile
+        ->allow_extra_args(false)
+        ->take_all();
+    cmd->add_option("--skip", args.skip,
+                    "leave out " + what + "these step ids (comma-separated; may repeat)")
+        ->type_name(kStepsValue)
+        ->expected(1) // one value per occurrence: `--only driver cv-train` keeps the profile
+        ->allow_extra_args(false)
+        ->take_all();
+}
+
+StepFilter make_filter(const StepFilterArgs& args) {
     StepFilter f;
-    for (const auto& part : {std::pair{&only, &f.only}, std::pair{&skip, &f.skip}}) {
-        if (part.first->empty()) {
-            continue;
-        }
-        for (const auto& id : split(*part.first, ',')) {
-            part.second->insert(std::string(trim(id)));
+    for (const auto& part : {std::pair{&args.only, &f.only}, std::pair{&args.skip, &f.skip}}) {
+        for (const auto& value : *part.first) {
+            for (const auto& id : split(value, ',')) {
+                if (!trim(id).empty()) {
+                    part.second->insert(std::string(trim(id)));
+                }
+            }
         }
         validate_step_ids(*part.second);
     }
     return f;
 }
 
-int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode, bool allow_remove,
-              std::vector<std::string>* promise) {
+std::string profile_digest_text(const std::string& profile_arg) {
+    for (const auto& f : builtin_profiles()) {
+        if (f.name == profile_arg + ".yaml") {
+            return std::string(f.content);
+        }
+    }
+    return resolved_profile_yaml(profile_arg);
+}
+
+PlanRun compute_plan(const GlobalOptions& opts, const std::string& profile_arg,
+                     const StepFilter& filter, bool allow_remove) {
     auto& sys = host_system(opts);
     const auto& matrix = Matrix::builtin();
     const auto profile = load_profile(profile_arg, matrix);
-    const auto facts = detect_facts(sys, matrix);
+    PlanRun run;
+    run.facts = detect_facts(sys, matrix);
     const RepoCacheDir cache(opts, sys);
     const auto& cache_dir = cache.path;
-    LiveRepoProvider repos(sys, profile, facts, matrix, cache_dir);
+    LiveRepoProvider repos(sys, profile, run.facts, matrix, cache_dir);
     // Units are rendered with the path apply gives them, whichever binary runs plan.
-    const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
-    auto plan = build_plan(ctx, sys, make_steps(), filter);
+    const StepContext ctx{profile, run.facts, matrix, repos, units_gpuprov_path(sys)};
+    run.plan = build_plan(ctx, sys, make_steps(), filter);
     // With --root, files are read from the image but apt, dpkg and rpm would answer for this
     // host: a transaction resolved here would be this host's, shown as the image's. None is
     // shown instead, and the plan says how to get the real one (issue 26 item 13).
-    // Set exactly when no transaction was resolved, saying why and how to get it.
-    std::optional<std::string> unresolved;
     if (foreign_root(opts)) {
-        unresolved = fmt::format(
+        run.unresolved = fmt::format(
             "package transactions not resolved: with --root gpuprov reads {}'s files, but apt, "
             "dpkg and rpm would answer for this host, not for the image. For the exact "
             "transaction run gpuprov inside it: chroot {} gpuprov plan {}",
             opts.root, opts.root, profile_arg);
     } else {
-        resolve_transactions(sys, ctx, plan,
+        resolve_transactions(sys, ctx, run.plan,
                              {.allow_remove = allow_remove,
                               .scratch_dir = cache_dir + "/apt-view",
                               .cache_dir = cache_dir});
     }
-    if (promise != nullptr) {
-        *promise = plan_promise(plan);
-    }
+    run.seal = seal_plan(run.plan, run.facts, profile_digest_text(profile_arg), repos);
     // The one change apply makes outside the steps: its own binary where units run it.
-    const auto binary = gpuprov_binary_change(sys, running_binary(), plan.changes_pending());
+    run.binary = gpuprov_binary_change(sys, running_binary(), run.plan.changes_pending());
+    return run;
+}
+
+nlohmann::json plan_run_json(const PlanRun& run) {
+    auto doc = versioned(plan_to_json(run.plan, run.facts));
+    doc["transactions_resolved"] = !run.unresolved;
+    if (run.unresolved) {
+        doc["transactions_note"] = *run.unresolved;
+    }
+    if (run.binary) {
+        doc["gpuprov_binary"] = {{"path", run.binary->target}, {"detail", run.binary->detail}};
+    }
+    return doc;
+}
+
+int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
+              bool json, bool detailed_exitcode, bool allow_remove, PlanRun* out) {
+    auto run = compute_plan(opts, profile_arg, filter, allow_remove);
     if (json) {
-        auto doc = plan_to_json(plan, facts);
-        doc["transactions_resolved"] = !unresolved;
-        if (unresolved) {
-            doc["transactions_note"] = *unresolved;
-        }
-        if (binary) {
-            doc["gpuprov_binary"] = {{"path", binary->target}, {"detail", binary->detail}};
-        }
-        std::cout << json_text(doc) << "\n";
+        std::cout << json_text(plan_run_json(run)) << "\n";
     } else {
-        std::cout << render_plan_text(plan, facts, opts.color());
-        if (unresolved) {
-            std::cout << "\nNote: " << *unresolved << "\n";
+        std::cout << render_plan_text(run.plan, run.facts, opts.color());
+        if (run.unresolved) {
+            std::cout << "\nNote: " << *run.unresolved << "\n";
         }
-        if (binary) {
-            std::cout << fmt::format("\napply also installs {}: {}\n", binary->target,
-                                     binary->detail);
+        if (run.binary) {
+            std::cout << fmt::format("\napply also installs {}: {}\n", run.binary->target,
+                                     run.binary->detail);
         }
     }
-    if (plan.blocked()) {
+    const bool blocked = run.plan.blocked();
+    const bool pending = run.plan.changes_pending();
+    if (out != nullptr) {
+        *out = std::move(run);
+    }
+    if (blocked) {
         return kExitFailed;
     }
-    return detailed_exitcode && plan.changes_pending() ? kExitChangesPending : kExitOk;
+    return detailed_exitcode && pending ? kExitChangesPending : kExitOk;
 }
+
+namespace {
+
+/// `plan --out FILE`: the plan just shown, with what it was computed from, for `apply --plan`.
+void save_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
+               bool allow_remove, const PlanRun& run, const std::string& path) {
+    if (run.plan.blocked()) {
+        throw Error("the plan is blocked; nothing was saved to " + path);
+    }
+    SavedPlan saved;
+    saved.gpuprov_version = GPUPROV_VERSION;
+    saved.created_at = rfc3339(host_system(opts).now());
+    saved.profile_arg = canonical_profile_arg(profile_arg);
+    saved.only = filter.only;
+    saved.skip = filter.skip;
+    saved.allow_remove = allow_remove;
+    saved.seal = run.seal;
+    saved.plan = plan_run_json(run);
+    // The user's file on this machine, relative to the working directory (not under --root,
+    // which plan --out refuses anyway).
+    LocalSystem here;
+    here.write_file_atomic(std::filesystem::absolute(path),
+                           json_text(saved_plan_to_json(saved)) + "\n", 0644);
+    std::cerr << fmt::format("Saved the plan to {}. Apply exactly it with: sudo gpuprov apply "
+                             "--plan {}\n",
+                             path, path);
+}
+
+} // namespace
 
 void add_plan_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) {
     auto* cmd = app.add_subcommand(
@@ -143,20 +213,34 @@ void add_plan_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) 
     static std::string profile;
     static bool json = false;
     static bool detailed = false;
-    static std::string only;
-    static std::string skip;
+    static StepFilterArgs filter_args;
     static bool allow_remove = false;
+    static std::string out_file;
     cmd->add_option("PROFILE", profile, "built-in name (cv-train, nlp-infer, sci-sim) or YAML file")
+        ->type_name(kProfileValue)
         ->required();
     cmd->add_flag("--json", json, "one JSON document on stdout");
     cmd->add_flag("--detailed-exitcode", detailed, "exit 2 when changes are pending, 0 when none");
-    cmd->add_option("--only", only, "only these step ids (comma-separated)");
-    cmd->add_option("--skip", skip, "skip these step ids (comma-separated)");
+    add_step_filter_options(cmd, filter_args);
     cmd->add_flag("--allow-remove", allow_remove,
                   "plan as `apply --allow-remove` would: removals of packages the profile does "
                   "not own do not block");
+    cmd->add_option("--out", out_file,
+                    "also save the plan to FILE (JSON) for review; `apply --plan FILE` then "
+                    "carries out exactly it, or refuses naming what changed")
+        ->type_name(kFileValue);
     cmd->callback([&opts, &exit_code] {
-        exit_code = show_plan(opts, profile, make_filter(only, skip), json, detailed, allow_remove);
+        const auto filter = make_filter(filter_args);
+        if (!out_file.empty() && foreign_root(opts)) {
+            throw UsageError("plan --out with --root is refused: no transaction is resolved for "
+                             "an image, so there is nothing apply could carry out");
+        }
+        PlanRun run;
+        exit_code = show_plan(opts, profile, filter, json, detailed, allow_remove,
+                              out_file.empty() ? nullptr : &run);
+        if (!out_file.empty()) {
+            save_plan(opts, profile, filter, allow_remove, run, out_file);
+        }
     });
 }
 

@@ -41,7 +41,9 @@ void add_profiles_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
 
     auto* show = cmd->add_subcommand("show", "print a profile (built-in name or file)");
     static std::string show_name;
-    show->add_option("NAME", show_name, "built-in name or YAML file")->required();
+    show->add_option("NAME", show_name, "built-in name or YAML file")
+        ->type_name(kProfileValue)
+        ->required();
     show->callback([&exit_code] {
         for (const auto& f : builtin_profiles()) {
             if (f.name == show_name + ".yaml") {
@@ -59,7 +61,7 @@ void add_profiles_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
     auto* validate =
         cmd->add_subcommand("validate", "check profile files; errors as file:line:col");
     static std::vector<std::string> files;
-    validate->add_option("FILE", files, "profile files")->required();
+    validate->add_option("FILE", files, "profile files")->type_name(kFileValue)->required();
     validate->callback([&exit_code] {
         for (const auto& file : files) {
             try {

@@ -1,4 +1,5 @@
 #include "cli_common.hpp"
+#include "render.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -78,7 +79,7 @@ void add_status_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
                                   {"result", journal ? nlohmann::json(result) : nullptr}};
             doc["journal"] = journal ? nlohmann::json::parse(journal_to_json_text(*journal))
                                      : nlohmann::json(nullptr);
-            std::cout << json_text(doc) << "\n";
+            std::cout << json_text(versioned(std::move(doc))) << "\n";
         } else if (!journal) {
             std::cout << fmt::format("no runs recorded ({} does not exist)\n", kJournalPath);
         } else {

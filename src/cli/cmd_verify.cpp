@@ -1,4 +1,5 @@
 #include "cli_common.hpp"
+#include "render.hpp"
 #include "verify_smoke.hpp"
 
 #include <fmt/format.h>
@@ -147,13 +148,14 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
     static std::string profile_arg;
     static bool json = false;
     static std::string junit;
-    static std::string only;
-    static std::string skip;
-    cmd->add_option("PROFILE", profile_arg, "built-in profile name or YAML file")->required();
+    static StepFilterArgs filter_args;
+    cmd->add_option("PROFILE", profile_arg, "built-in profile name or YAML file")
+        ->type_name(kProfileValue)
+        ->required();
     cmd->add_flag("--json", json, "one JSON document on stdout");
-    cmd->add_option("--junit", junit, "also write the results as JUnit XML to FILE");
-    cmd->add_option("--only", only, "only the checks of these step ids (comma-separated)");
-    cmd->add_option("--skip", skip, "leave out the checks of these step ids (comma-separated)");
+    cmd->add_option("--junit", junit, "also write the results as JUnit XML to FILE")
+        ->type_name(kFileValue);
+    add_step_filter_options(cmd, filter_args, "the checks of ");
     static bool smoke = false;
     cmd->add_flag("--smoke", smoke,
                   "also run code on the GPUs: a CUDA program built with the profile's nvcc, "
@@ -162,7 +164,7 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         if (smoke) {
             refuse_smoke_under_root(opts);
         }
-        const auto filter = make_filter(only, skip);
+        const auto filter = make_filter(filter_args);
         const auto& matrix = Matrix::builtin();
         const auto profile = load_profile(profile_arg, matrix);
         auto& sys = host_system(opts);
@@ -187,7 +189,7 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
                 doc["passed"] = passed;
                 doc["smoke"] = smoke_to_json(tests);
             }
-            std::cout << json_text(doc) << "\n";
+            std::cout << json_text(versioned(std::move(doc))) << "\n";
         } else {
             print_human(checks, opts.color());
             if (smoke) {

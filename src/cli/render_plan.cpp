@@ -76,8 +76,15 @@ std::string render_plan_text(const Plan& plan, const HostFacts& facts, bool colo
         const auto word = std::string(to_string(s.check.status));
         out += fmt::format("{:>2}. {:<18} {}{}", ++n, s.id, status_word(s.check.status, color),
                            std::string(16 - std::min<std::size_t>(15, word.size()), ' '));
-        out += s.check.reason.empty() ? s.summary : s.check.reason;
+        // A reason of several lines (preflight: one unmet requirement each) keeps its first
+        // line beside the status and the others indented under the step.
+        const auto& reason = s.check.reason.empty() ? s.summary : s.check.reason;
+        const auto first_end = reason.find('\n');
+        out += reason.substr(0, first_end);
         out += "\n";
+        if (first_end != std::string::npos) {
+            out += indent_lines(reason.substr(first_end + 1), "      ");
+        }
         for (const auto& c : s.check.changes) {
             switch (c.kind) {
             case Change::Kind::file:

@@ -1,5 +1,6 @@
 // `gpuprov verify`: every step's own checks, not only the NVIDIA ones the final step runs.
 #include <gpuprov/engine.hpp>
+#include <gpuprov/probe_cache.hpp>
 #include <set>
 
 namespace gpuprov {
@@ -14,6 +15,8 @@ std::vector<CheckOutcome> verify_steps(const StepContext& ctx, const System& sys
             left_out.insert(id);
         }
     }
+    // Each probe once: the final step's checks repeat the driver's, CUDA's, cuDNN's probes.
+    const ProbeCache probes(sys);
     std::vector<CheckOutcome> out;
     std::set<std::string> seen;
     for (const auto& step : steps) {
@@ -21,7 +24,7 @@ std::vector<CheckOutcome> verify_steps(const StepContext& ctx, const System& sys
         if (left_out.count(id) != 0) {
             continue;
         }
-        for (auto& c : step->verify(ctx, sys)) {
+        for (auto& c : step->verify(ctx, probes)) {
             // The final step re-runs the driver, CUDA, cuDNN... checks the steps have already
             // given; each is reported once. A check belongs to its step: one of a step left
             // out (`--skip cudnn`) is not run for it, whoever would report it.

@@ -26,9 +26,38 @@ std::map<std::string, std::string> driver_packages(const HostFacts& facts) {
 }
 
 std::string apply_hint(const DoctorOptions& options, const std::string& step) {
-    const auto name = options.profile != nullptr ? options.profile->name : "PROFILE";
+    // The profile this host is provisioned with: the one given to doctor, else the one the
+    // last apply used (the journal), so the fix can be pasted as it is.
+    std::string name = "<your profile>";
+    if (options.profile != nullptr) {
+        name = options.profile->name;
+    } else if (options.journal != nullptr && !options.journal->profile.empty()) {
+        name = options.journal->profile;
+    }
     return "gpuprov apply " + name + " --only " + step;
 }
+
+namespace {
+
+/// No NVIDIA GPU on the PCI bus, and nvidia-smi sees none either: the driver findings
+/// ("install the driver") would send the reader the wrong way on a host that has no GPU.
+bool no_nvidia_gpu(const DoctorContext& ctx, std::vector<Finding>& out) {
+    if (!ctx.facts.gpus.empty() || ctx.smi.result.ok()) {
+        return false;
+    }
+    Finding f{.id = "no-nvidia-gpu", .severity = "error"};
+    f.summary = "no NVIDIA GPU on the PCI bus";
+    f.evidence.push_back({"/sys/bus/pci/devices",
+                          "no device of vendor 0x10de with a display or 3D controller class "
+                          "(0x03xx)"});
+    f.fix = "run on a host with an NVIDIA GPU: on a cloud VM a GPU instance type with the GPU "
+            "attached (`lspci -d 10de:` lists it); on bare metal a seated, powered card that "
+            "the firmware enables (above-4G decoding for data-centre GPUs)";
+    out.push_back(std::move(f));
+    return true;
+}
+
+} // namespace
 
 } // namespace nvidia_detail
 
@@ -37,7 +66,9 @@ std::vector<Finding> diagnose(const System& sys, const HostFacts& facts,
     using namespace nvidia_detail;
     const DoctorContext ctx{sys, facts, options, query_gpus(sys)};
     std::vector<Finding> out;
-    diagnose_driver(ctx, out);
+    if (!no_nvidia_gpu(ctx, out)) {
+        diagnose_driver(ctx, out);
+    }
     diagnose_toolkit(ctx, out);
     diagnose_host(ctx, out);
     diagnose_infiniband(ctx, out);

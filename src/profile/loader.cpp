@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <gpuprov/builtin_names.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
 #include <sstream>
@@ -48,11 +49,22 @@ const EmbeddedFile* find_builtin(std::string_view name) {
 }
 
 std::string builtin_names() {
-    std::vector<std::string> names;
-    for (const auto& f : builtin_profiles()) {
-        names.emplace_back(f.name.substr(0, f.name.size() - 5));
+    return join(builtin_profile_names(), ", ");
+}
+
+// Why `arg` names no profile. A bare word (no '/', no .yaml) was meant as a built-in: name the
+// nearest one; a path was meant as a file: say why it cannot be read.
+std::string missing_profile_message(const std::string& arg, const std::string& read_error) {
+    const bool path_like =
+        arg.find('/') != std::string::npos || arg.ends_with(".yaml") || arg.ends_with(".yml");
+    if (path_like) {
+        return "the profile file cannot be read: " + read_error +
+               " (built-ins: " + builtin_names() + ")";
     }
-    return join(names, ", ");
+    const auto best = nearest(arg, builtin_profile_names());
+    return "no built-in profile '" + arg + "'" +
+           (best.empty() ? "" : "; did you mean '" + best + "'?") +
+           " (built-ins: " + builtin_names() + "; or the path of a YAML file: " + read_error + ")";
 }
 
 // A profile's text and the name it goes by in messages.
@@ -167,6 +179,14 @@ Profile load_source(const Source& src, const Matrix& matrix) {
 } // namespace
 } // namespace profile_detail
 
+std::vector<std::string> builtin_profile_names() {
+    std::vector<std::string> names;
+    for (const auto& f : builtin_profiles()) {
+        names.emplace_back(f.name.substr(0, f.name.size() - 5));
+    }
+    return names;
+}
+
 Profile load_profile(const std::string& name_or_path, const Matrix& matrix) {
     using namespace profile_detail;
     if (const auto* f = find_builtin(name_or_path)) {
@@ -175,9 +195,7 @@ Profile load_profile(const std::string& name_or_path, const Matrix& matrix) {
     std::string error;
     auto text = read_file(name_or_path, error);
     if (!text) {
-        throw ProfileError(name_or_path, 1, 1,
-                           "no built-in profile of that name (built-ins: " + builtin_names() +
-                               ") and the file cannot be read: " + error);
+        throw ProfileError(name_or_path, 0, 0, missing_profile_message(name_or_path, error));
     }
     return load_source({std::move(*text), name_or_path, file_id(name_or_path), false}, matrix);
 }

@@ -1,6 +1,7 @@
 #include "internal.hpp"
 
 #include <array>
+#include <gpuprov/digest.hpp>
 #include <memory>
 #include <openssl/evp.h>
 #include <stdexcept>
@@ -40,3 +41,9 @@ std::string sha256_hex(std::string_view data) {
 }
 
 } // namespace gpuprov::repo_detail
+
+namespace gpuprov {
+std::string content_digest(std::string_view data) {
+    return "sha256:" + repo_detail::sha256_hex(data);
+}
+} // namespace gpuprov

@@ -39,9 +39,15 @@ std::string gib(std::uint64_t bytes) {
     return fmt::format("{:.0f} GiB", static_cast<double>(bytes) / kGiB);
 }
 
+/// A host requirement the profile states and this host does not meet.
+struct Unmet {
+    std::string problem; ///< what is needed and what the host has
+    std::string fix;     ///< what to change, on the host or in the profile
+};
+
 /// Every way the storage under `want.path` falls short, as a sysadmin sizes it: the disk's
 /// size from sysfs (the filesystem's when sysfs cannot tell), free space, NVMe, SSD.
-void check_disk(const System& sys, const DiskSpec& want, std::vector<std::string>& blocked) {
+void check_disk(const System& sys, const DiskSpec& want, std::vector<Unmet>& blocked) {
     const auto space = sys.disk_space(want.path);
     const auto dev = block_device_for(sys, want.path);
     const auto where =
@@ -49,37 +55,48 @@ void check_disk(const System& sys, const DiskSpec& want, std::vector<std::string
             : want.path;
     if (!space) {
         blocked.push_back(
-            fmt::format("cannot read the filesystem at {}: does it exist?", want.path));
+            {fmt::format("cannot read the filesystem at {}", want.path),
+             fmt::format("create or mount {}, or change host.disks in the profile", want.path)});
         return;
     }
     if (want.size_gib) {
         const bool from_disk = dev && dev->size_bytes > 0;
         const auto size = from_disk ? dev->size_bytes : space->total_bytes;
         if (size < static_cast<std::uint64_t>(*want.size_gib) * kGiB) {
-            blocked.push_back(fmt::format("needs a {} GiB disk under {}; {} is {}", *want.size_gib,
-                                          want.path, from_disk ? where : "its filesystem",
-                                          gib(size)));
+            blocked.push_back(
+                {fmt::format("needs a {} GiB disk under {}; {} is {}", *want.size_gib, want.path,
+                             from_disk ? where : "its filesystem", gib(size)),
+                 fmt::format("put {} on a larger disk, or lower its size_gib in host.disks",
+                             want.path)});
         }
     }
     if (want.free_gib && space->free_bytes < static_cast<std::uint64_t>(*want.free_gib) * kGiB) {
-        blocked.push_back(fmt::format("needs {} GiB free on {}; {:.1f} GiB free", *want.free_gib,
-                                      want.path, static_cast<double>(space->free_bytes) / kGiB));
+        blocked.push_back(
+            {fmt::format("needs {} GiB free on {}; {:.1f} GiB free", *want.free_gib, want.path,
+                         static_cast<double>(space->free_bytes) / kGiB),
+             fmt::format("free space on {}, or lower its free_gib in host.disks", want.path)});
     }
     if ((want.nvme || want.ssd) && !dev) {
-        blocked.push_back(fmt::format(
-            "cannot tell which disk holds {} (no /dev source for it in /proc/self/mountinfo, or "
-            "not under /sys/block), so NVMe/SSD is not checked; drop nvme/ssd for this path or "
-            "check it with lsblk",
-            want.path));
+        blocked.push_back({fmt::format("cannot tell which disk holds {} (no /dev source for it in "
+                                       "/proc/self/mountinfo, or not under /sys/block), so "
+                                       "NVMe/SSD cannot be checked",
+                                       want.path),
+                           fmt::format("check it with lsblk, then drop nvme/ssd for {} in "
+                                       "host.disks",
+                                       want.path)});
         return;
     }
     if (want.nvme && !dev->nvme) {
-        blocked.push_back(fmt::format("needs {} on NVMe; it is on {}", want.path, where));
+        blocked.push_back(
+            {fmt::format("needs {} on NVMe; it is on {}", want.path, where),
+             fmt::format("put {} on an NVMe disk, or drop nvme for it in host.disks", want.path)});
     }
     if (want.ssd && dev->rotational.value_or(true)) {
-        blocked.push_back(fmt::format("needs {} on an SSD; {} {}", want.path, where,
-                                      dev->rotational ? "is a rotating disk"
-                                                      : "does not say whether it rotates"));
+        blocked.push_back(
+            {fmt::format("needs {} on an SSD; {} {}", want.path, where,
+                         dev->rotational ? "is a rotating disk"
+                                         : "does not say whether it rotates"),
+             fmt::format("put {} on an SSD, or drop ssd for it in host.disks", want.path)});
     }
 }
 
@@ -147,6 +164,93 @@ void plan_versionlock_plugin(const StepContext& ctx, const System& sys, CheckRes
     r.reason = r.reason.empty() ? why : r.reason + "; " + why;
 }
 
+/// Every host requirement of the profile this host does not meet, each with its own fix.
+std::vector<Unmet> unmet_requirements(const StepContext& ctx, const System& sys) {
+    std::vector<Unmet> blocked;
+    const auto& f = ctx.facts;
+    const auto& host = ctx.profile.host;
+    if (f.os.repo_slug.empty() || ctx.matrix.distro(f.os.repo_slug) == nullptr) {
+        blocked.push_back({fmt::format("unsupported OS '{}' (supported: {})",
+                                       f.os.pretty_name.empty() ? f.os.id : f.os.pretty_name,
+                                       supported_os_list()),
+                           "run gpuprov on one of the supported releases"});
+    } else if (!host.os.empty() &&
+               std::find(host.os.begin(), host.os.end(), f.os.profile_os) == host.os.end()) {
+        blocked.push_back({fmt::format("profile allows host.os [{}], this host is {}",
+                                       join(host.os, ", "), f.os.profile_os),
+                           fmt::format("add {} to host.os in the profile, or use a host "
+                                       "running one of those",
+                                       f.os.profile_os)});
+    }
+    if (f.arch != "x86_64" && f.arch != "aarch64") {
+        blocked.push_back(
+            {fmt::format("unsupported architecture {}", f.arch), "use an x86_64 or aarch64 host"});
+    }
+    if (host.gpus) {
+        const auto& want = *host.gpus;
+        int matching = 0;
+        for (const auto& g : f.gpus) {
+            const bool model_ok = !want.model || g.model == *want.model;
+            const bool mem_ok = !want.memory_gib || g.memory_gib >= *want.memory_gib;
+            matching += model_ok && mem_ok ? 1 : 0;
+        }
+        if (matching < want.count) {
+            blocked.push_back(
+                {fmt::format("needs {}× {}{}; found {}", want.count,
+                             want.model.value_or("NVIDIA GPU"),
+                             want.memory_gib ? fmt::format(" with ≥{} GiB", *want.memory_gib) : "",
+                             describe_gpus(f)),
+                 "run on a host with those GPUs, or set host.gpus (count, model, "
+                 "memory_gib) in the profile to what this host has"});
+        }
+    }
+    if (host.memory_gib) {
+        const auto need = static_cast<double>(*host.memory_gib) * kGiB * kMemorySlack;
+        if (static_cast<double>(f.memory_bytes) < need) {
+            blocked.push_back(
+                {fmt::format("needs {} GiB RAM; host has {:.1f} GiB", *host.memory_gib,
+                             static_cast<double>(f.memory_bytes) / kGiB),
+                 "a host with more memory, or lower host.memory_gib in the "
+                 "profile"});
+        }
+    }
+    if (host.disk) {
+        const auto space = sys.disk_space(host.disk->path);
+        const auto free_gib = space ? static_cast<double>(space->free_bytes) / kGiB : 0.0;
+        if (!space || free_gib < host.disk->free_gib) {
+            blocked.push_back(
+                {fmt::format("needs {} GiB free on {}; {:.1f} GiB free", host.disk->free_gib,
+                             host.disk->path, free_gib),
+                 fmt::format("free space on {}, or lower host.disk.free_gib", host.disk->path)});
+        }
+    }
+    for (const auto& want : host.disks) {
+        check_disk(sys, want, blocked);
+    }
+    if (ctx.profile.driver && f.secure_boot.value_or(false) &&
+        ctx.profile.driver->flavor != "server") {
+        blocked.push_back(
+            {"Secure Boot is enabled: the DKMS-built NVIDIA module is unsigned and will not "
+             "load",
+             "enroll a MOK (mokutil --import /var/lib/dkms/mok.pub, confirm at next boot) "
+             "and re-run, or disable Secure Boot in the firmware"});
+    }
+    return blocked;
+}
+
+/// One unmet requirement per line, each with its fix: a reader acts on them one at a time.
+std::string describe(const std::vector<Unmet>& unmet) {
+    std::vector<std::string> lines;
+    for (const auto& u : unmet) {
+        lines.push_back(u.problem + "; fix: " + u.fix);
+    }
+    if (lines.size() == 1) {
+        return lines.front();
+    }
+    return fmt::format("{} host requirements are not met:\n- {}", lines.size(),
+                       join(lines, "\n- "));
+}
+
 class Preflight final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "preflight"; }
@@ -156,68 +260,13 @@ public:
 
     [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
         CheckResult r;
-        std::vector<std::string> blocked;
-        const auto& f = ctx.facts;
-        const auto& host = ctx.profile.host;
-
-        if (f.os.repo_slug.empty() || ctx.matrix.distro(f.os.repo_slug) == nullptr) {
-            blocked.push_back(fmt::format("unsupported OS '{}' (supported: {})",
-                                          f.os.pretty_name.empty() ? f.os.id : f.os.pretty_name,
-                                          supported_os_list()));
-        } else if (!host.os.empty() &&
-                   std::find(host.os.begin(), host.os.end(), f.os.profile_os) == host.os.end()) {
-            blocked.push_back(fmt::format("profile allows host.os [{}], this host is {}",
-                                          join(host.os, ", "), f.os.profile_os));
-        }
-        if (f.arch != "x86_64" && f.arch != "aarch64") {
-            blocked.push_back(fmt::format("unsupported architecture {}", f.arch));
-        }
-        if (host.gpus) {
-            const auto& want = *host.gpus;
-            int matching = 0;
-            for (const auto& g : f.gpus) {
-                const bool model_ok = !want.model || g.model == *want.model;
-                const bool mem_ok = !want.memory_gib || g.memory_gib >= *want.memory_gib;
-                matching += model_ok && mem_ok ? 1 : 0;
-            }
-            if (matching < want.count) {
-                blocked.push_back(fmt::format(
-                    "needs {}× {}{}; found {}", want.count, want.model.value_or("NVIDIA GPU"),
-                    want.memory_gib ? fmt::format(" with ≥{} GiB", *want.memory_gib) : "",
-                    describe_gpus(f)));
-            }
-        }
-        if (host.memory_gib) {
-            const auto need = static_cast<double>(*host.memory_gib) * kGiB * kMemorySlack;
-            if (static_cast<double>(f.memory_bytes) < need) {
-                blocked.push_back(fmt::format("needs {} GiB RAM; host has {:.1f} GiB",
-                                              *host.memory_gib,
-                                              static_cast<double>(f.memory_bytes) / kGiB));
-            }
-        }
-        if (host.disk) {
-            const auto space = sys.disk_space(host.disk->path);
-            const auto free_gib = space ? static_cast<double>(space->free_bytes) / kGiB : 0.0;
-            if (!space || free_gib < host.disk->free_gib) {
-                blocked.push_back(fmt::format("needs {} GiB free on {}; {:.1f} GiB free",
-                                              host.disk->free_gib, host.disk->path, free_gib));
-            }
-        }
-        for (const auto& want : host.disks) {
-            check_disk(sys, want, blocked);
-        }
-        if (ctx.profile.driver && f.secure_boot.value_or(false) &&
-            ctx.profile.driver->flavor != "server") {
-            blocked.push_back(
-                "Secure Boot is enabled: the DKMS-built NVIDIA module is unsigned and will not "
-                "load. Enroll a MOK (mokutil --import /var/lib/dkms/mok.pub, confirm at next boot) "
-                "and re-run, or disable Secure Boot in the firmware");
-        }
+        const auto blocked = unmet_requirements(ctx, sys);
         if (!blocked.empty()) {
             r.status = StepStatus::blocked;
-            r.reason = join(blocked, "; ");
+            r.reason = describe(blocked);
             return r;
         }
+        const auto& f = ctx.facts;
         if (ctx.profile.driver && !kernel_build_ready(f) && !f.kernel.empty()) {
             auto pm = package_manager_or_block(ctx, r);
             if (!pm) {
@@ -245,15 +294,31 @@ public:
 
     [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
                                                    const System& sys) const override {
+        static constexpr const char* kSources = "/etc/os-release, /sys/bus/pci/devices, "
+                                                "/proc/meminfo, /proc/self/mountinfo, /sys/block";
+        const auto unmet = unmet_requirements(ctx, sys);
+        if (!unmet.empty()) {
+            // One failed check per unmet requirement, each with its own fix.
+            std::vector<CheckOutcome> out;
+            for (const auto& u : unmet) {
+                out.push_back(CheckOutcome{.id = "preflight.host",
+                                           .step = "preflight",
+                                           .passed = false,
+                                           .command = kSources,
+                                           .expected = "host meets the profile's requirements",
+                                           .found = u.problem,
+                                           .fix = u.fix});
+            }
+            return out;
+        }
         const auto r = check(ctx, sys);
         return {CheckOutcome{.id = "preflight.host",
                              .step = "preflight",
                              .passed = r.status == StepStatus::satisfied,
-                             .command = "/etc/os-release, /sys/bus/pci/devices, /proc/meminfo, "
-                                        "/proc/self/mountinfo, /sys/block",
+                             .command = kSources,
                              .expected = "host meets the profile's requirements",
                              .found = r.reason.empty() ? "meets them" : r.reason,
-                             .fix = r.reason}};
+                             .fix = r.status == StepStatus::satisfied ? "" : r.reason}};
     }
 };
 

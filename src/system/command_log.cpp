@@ -68,16 +68,21 @@ void log_command(const Command& cmd, const CommandResult& result,
     const auto seconds = std::chrono::duration<double>(took).count();
     auto line = fmt::format("{} `{}` -> {} in {:.3f} s", changes ? "run" : "query",
                             display_argv(cmd.argv), describe_outcome(result), seconds);
-    if (!cmd.log_output) {
-        line += fmt::format(" (stdout {}, stderr {}, not logged)", size_text(result.out.size()),
-                            size_text(result.err.size()));
+    // A read-only query that succeeded has said what gpuprov parsed from it; its output (a
+    // Packages file's worth of apt-cache, a page of nvidia-smi) would bury the commands that
+    // change the host. A failed one keeps it: that is what the reader needs.
+    const bool quiet_query = !changes && result.ok();
+    if (!cmd.log_output || quiet_query) {
+        line += fmt::format(" (stdout {}, stderr {}, not logged{})", size_text(result.out.size()),
+                            size_text(result.err.size()),
+                            cmd.log_output ? ": a query that succeeded" : "");
     }
     if (changes) {
         spdlog::info("{}", line);
     } else {
         spdlog::debug("{}", line);
     }
-    if (!cmd.log_output) {
+    if (!cmd.log_output || quiet_query) {
         return;
     }
     log_stream("stdout", result.out);

@@ -2,7 +2,11 @@
 
 #include "http_curl.hpp"
 
+#include <chrono>
+#include <cstdio>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 namespace gpuprov::detail {
 
@@ -36,6 +40,42 @@ void allow_protocols(const CurlApi& curl, CURL* h, CURLoption str_opt, CURLoptio
     curl.easy_setopt(h, mask_opt, mask);
 }
 
+/// A live line on a terminal while a download takes long (a proxy that never answers, a slow
+/// mirror): the URL, the bytes so far, the time, the attempt. Nothing for the quick ones, nothing
+/// off a terminal (logs and pipes get the one line per request instead).
+struct Progress {
+    const FetchRequest* req;
+    int attempt;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point drawn{};
+    bool shown = false;
+};
+
+constexpr auto kProgressAfter = std::chrono::seconds(1);
+constexpr auto kProgressEvery = std::chrono::milliseconds(500);
+
+std::string mib(curl_off_t bytes) {
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+int on_progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
+    auto* p = static_cast<Progress*>(user);
+    const auto t = std::chrono::steady_clock::now();
+    if (t - p->started < kProgressAfter || t - p->drawn < kProgressEvery) {
+        return 0;
+    }
+    p->drawn = t;
+    p->shown = true;
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(t - p->started).count();
+    const auto got = now == 0 && total == 0 ? std::string("waiting for an answer")
+                     : total > 0            ? mib(now) + " of " + mib(total)
+                                            : mib(now);
+    std::fprintf(stderr, "\r\033[K  GET %s  %s  (%lld s, attempt %d of %d)", p->req->url.c_str(),
+                 got.c_str(), static_cast<long long>(secs), p->attempt, p->req->attempts);
+    std::fflush(stderr);
+    return 0;
+}
+
 struct Attempt {
     bool ok = false;
     bool retryable = false;
@@ -43,7 +83,7 @@ struct Attempt {
     std::string error;
 };
 
-Attempt attempt(const CurlApi& api, const FetchRequest& req, std::string& body) {
+Attempt attempt(const CurlApi& api, const FetchRequest& req, std::string& body, int number) {
     Attempt a;
     CURL* curl = api.easy_init();
     if (curl == nullptr) {
@@ -70,7 +110,18 @@ Attempt attempt(const CurlApi& api, const FetchRequest& req, std::string& body) 
     api.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 15L);
     api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     api.easy_setopt(curl, CURLOPT_USERAGENT, "gpuprov/" GPUPROV_VERSION);
+    Progress progress{&req, number};
+    static const bool terminal = ::isatty(STDERR_FILENO) == 1;
+    if (terminal) {
+        api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+        api.easy_setopt(curl, CURLOPT_XFERINFODATA, &progress);
+        api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    }
     const CURLcode rc = api.easy_perform(curl);
+    if (progress.shown) {
+        std::fputs("\r\033[K", stderr); // the line goes; the log keeps the request
+        std::fflush(stderr);
+    }
     api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a.status);
     curl_off_t expected = -1;
     api.easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
@@ -120,15 +171,27 @@ FetchResult http_fetch(const FetchRequest& req, const System& sys) {
     for (int i = 1; i <= std::max(1, req.attempts); ++i) {
         result.attempts = i;
         result.body.clear();
-        const auto a = attempt(curl.api, req, result.body);
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto a = attempt(curl.api, req, result.body, i);
+        const auto secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         result.http_status = a.status;
+        // One log line per request: URL, status, bytes, time, attempt, and whether it is retried.
         if (a.ok) {
+            spdlog::debug("GET {} -> HTTP {}, {} bytes in {:.3f} s (attempt {} of {})", req.url,
+                          a.status, result.body.size(), secs, i, req.attempts);
             result.ok = true;
             result.error.clear();
             return result;
         }
         result.error = a.error;
-        if (!a.retryable || i == req.attempts) {
+        const bool retry = a.retryable && i < req.attempts;
+        spdlog::info("GET {} -> {} after {:.3f} s (attempt {} of {}){}", req.url, a.error, secs, i,
+                     req.attempts,
+                     retry ? fmt::format("; retrying in {:.1f} s",
+                                         std::chrono::duration<double>(backoff).count())
+                           : "; giving up");
+        if (!retry) {
             break;
         }
         sys.sleep(backoff);

@@ -66,6 +66,10 @@ expect_exit 64 "unknown flag" "$bin" plan cv-train --no-such-flag
 expect_exit 64 "bad flag value" "$bin" apply cv-train --dry-run --reboot sometimes
 expect_exit 64 "bad global flag value" "$bin" --log-level loud facts
 expect_exit 64 "missing subcommand" "$bin"
+# A bare gpuprov shows what it can do (issue 20 item 4), still a usage error for scripts.
+grep -q "^Subcommands:" $scratch/out && grep -q "^  plan" $scratch/out && ok || bad "bare gpuprov shows no help: $(head -c 300 $scratch/out)"
+expect_exit 64 "only global options" "$bin" --no-color
+grep -q "^Subcommands:" $scratch/out && ok || bad "gpuprov --no-color shows no help"
 expect_exit 64 "missing argument" "$bin" plan
 expect_exit 0 "--help" "$bin" plan --help
 expect_exit 0 "--version" "$bin" --version
@@ -83,6 +87,51 @@ expect_exit 64 "unknown command" "$bin" --log-level info plna cv-train
 grep -q "unknown command 'plna'; did you mean 'plan'?" $scratch/err && ok || bad "no suggestion: $(cat $scratch/err)"
 expect_exit 64 "unknown command, nothing near" "$bin" frobnicate
 grep -q "unknown command 'frobnicate' (commands: profiles, facts, plan" $scratch/err && ok || bad "no command list: $(cat $scratch/err)"
+# Every JSON document carries format_version 1 (issue 20 item 2).
+for args in "facts --json" "plan cv-train --json" "verify cv-train --json" "doctor --json" "status --json"; do
+    # shellcheck disable=SC2086 # the words of args
+    "$bin" --root "$fixtures/hosts/ubuntu-22.04" $args >$scratch/json 2>/dev/null
+    got=$(json_get 'd.get("format_version")' <$scratch/json)
+    [[ "$got" == 1 ]] && ok || bad "$args: format_version '$got'"
+done
+# Issue 20 item 4: the CLI conventions sysadmins know.
+# An unknown flag: "error:", the flag, the command, the nearest flag, where usage is.
+expect_exit 64 "mistyped flag" "$bin" plan cv-train --jsn
+grep -qx "error: unknown option '--jsn' for 'gpuprov plan'; did you mean '--json'? Run 'gpuprov plan --help' for usage." $scratch/err && ok || bad "mistyped flag message: $(cat $scratch/err)"
+expect_exit 64 "mistyped flag after a valued one" "$bin" apply cv-train --reboot never --dry-rn
+grep -q "unknown option '--dry-rn' for 'gpuprov apply'; did you mean '--dry-run'?" $scratch/err && ok || bad "apply flag message: $(cat $scratch/err)"
+expect_exit 64 "mistyped global flag" "$bin" --log-levl info facts
+grep -q "^error: unknown option '--log-levl'.*did you mean '--log-level'?" $scratch/err && ok || bad "global flag message: $(cat $scratch/err)"
+# Every other parse error is one "error:" line naming the command's help.
+expect_exit 64 "missing profile" "$bin" verify
+grep -q "^error: .*PROFILE.*Run 'gpuprov verify --help' for usage" $scratch/err && ok || bad "missing argument message: $(cat $scratch/err)"
+expect_exit 64 "bad choice" "$bin" apply cv-train --dry-run --reboot sometimes
+grep -q "^error: .*sometimes.*Run 'gpuprov apply --help'" $scratch/err && ok || bad "bad choice message: $(cat $scratch/err)"
+# Repeated --only/--skip add up; each value may hold several ids; the profile after --only stays
+# the profile.
+"$bin" --root "$fixtures/hosts/debian-12" plan cv-train --json --skip nouveau --skip driver,cudnn --skip cuda-repo >$scratch/json 2>$scratch/err
+got=$(json_get '",".join(s["id"] for s in d["steps"] if s["status"] == "skipped" and "--skip" in s["reason"])' <$scratch/json)
+[[ "$got" == "nouveau,cuda-repo,driver,cudnn" ]] && ok || bad "repeated --skip: skipped '$got' ($(head -c 200 $scratch/err))"
+expect_exit 0 "repeated --only, profile after it" "$bin" --root "$fixtures/hosts/debian-12" plan --only nouveau --only fabric-manager cv-train --json
+got=$(json_get '",".join(s["id"] for s in d["steps"] if s["reason"] != "not in --only")' <$scratch/out)
+[[ "$got" == "nouveau,fabric-manager" ]] && ok || bad "repeated --only: ran '$got'"
+expect_exit 64 "an unknown id in a repeated --skip" "$bin" plan cv-train --skip nouveau --skip nvidia
+grep -q "nvidia" $scratch/err && ok || bad "unknown id in a repeat not named: $(cat $scratch/err)"
+# gpuprov help [CMD]
+expect_exit 0 "help" "$bin" help
+grep -q "^Subcommands:" $scratch/out && ok || bad "gpuprov help shows no commands"
+expect_exit 0 "help plan" "$bin" help plan
+grep -q -- "--detailed-exitcode" $scratch/out && cmp -s $scratch/out <("$bin" plan --help) && ok || bad "help plan is not plan --help"
+expect_exit 64 "help for an unknown command" "$bin" help plna
+grep -q "unknown command 'plna'; did you mean 'plan'?" $scratch/err && ok || bad "help plna: $(cat $scratch/err)"
+# A mistyped built-in profile name: the nearest built-in, no invented file position.
+expect_exit 1 "mistyped built-in" "$bin" --root "$fixtures/hosts/debian-12" plan cv-trian
+grep -qx "error: cv-trian: no built-in profile 'cv-trian'; did you mean 'cv-train'? (built-ins: cv-train, nlp-infer, sci-sim; or the path of a YAML file: .*)" $scratch/err && ok || bad "mistyped built-in: $(cat $scratch/err)"
+expect_exit 1 "missing profile file" "$bin" --root "$fixtures/hosts/debian-12" plan ./nope.yaml
+grep -q "^error: ./nope.yaml: the profile file cannot be read: " $scratch/err && ok || bad "missing file: $(cat $scratch/err)"
+# doctor and metrics spell the temperature threshold alike; doctor's older name still works.
+expect_exit 0 "doctor --temperature-alert-c in help" "$bin" doctor --help
+grep -q -- "--temperature-alert-c" $scratch/out && ok || bad "doctor lacks --temperature-alert-c"
 # status: its exit code says how the last run ended.
 st=$(mktemp -d)
 mkdir -p "$st/var/lib/gpuprov"

@@ -507,6 +507,21 @@ mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' '
     gpg_q --yes --local-user "$FPR" --clearsign -o InRelease.expired Release.expired
     rm Release.expired
 )
+# The debian12 legacy index as it was before branch 550's newest build was published (scenario
+# 48, served in place of InRelease and Packages by the server's "file:yesterday/..." fault):
+# the same index less every $DRV stanza, signed by the same key. Clearing the fault "publishes"
+# $DRV, as NVIDIA publishes a new build between a change review and its apply.
+(
+    cd "$OUT/www/compute/cuda/repos/debian12/x86_64"
+    mkdir -p yesterday
+    awk -v RS= -v ORS='\n\n' -v drop="\nVersion: $DRV-" 'index($0, drop) == 0' Packages >yesterday/Packages
+    gzip -9nc yesterday/Packages >yesterday/Packages.gz
+    cd yesterday
+    apt-ftparchive -o APT::FTPArchive::Release::Origin="NVIDIA CUDA" \
+        -o APT::FTPArchive::Release::Label="NVIDIA CUDA" release . >../Release.yesterday
+    mv ../Release.yesterday Release
+    gpg_q --yes --local-user "$FPR" --clearsign -o InRelease Release
+)
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 

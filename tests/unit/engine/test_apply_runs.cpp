@@ -9,6 +9,7 @@
 #include <gpuprov/error.hpp>
 #include <gpuprov/interrupt.hpp>
 #include <gpuprov/journal.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 
 using namespace gpuprov;
@@ -130,7 +131,18 @@ TEST_F(Runs, VerifyStepsCoversEveryStepOnceAndHonoursOnlyAndSkip) {
     ASSERT_EQ(apply(host).status, StepStatus::done);
     StepRunner run(host, profile);
     const auto steps = make_steps();
+    host.clear_records();
     const auto all = verify_steps(run.ctx(), host.sys, steps, {});
+    // Each probe runs once (issue 20 item 5): the final step's checks repeat the driver's,
+    // CUDA's and cuDNN's, and several steps ask nvidia-smi alike.
+    std::map<std::vector<std::string>, int> asked;
+    for (const auto& q : host.sys.queries) {
+        ++asked[q];
+    }
+    EXPECT_GT(asked.size(), 5u);
+    for (const auto& [argv, n] : asked) {
+        EXPECT_EQ(n, 1) << display_argv(argv);
+    }
     std::set<std::string> ids;
     std::set<std::string> owners;
     for (const auto& c : all) {

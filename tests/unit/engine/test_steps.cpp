@@ -157,6 +157,23 @@ TEST_F(Steps, PreflightBlocksOnDiskSpaceAndListsEveryReason) {
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_TRUE(contains(r.reason, "needs 20 GiB free on /; 5.0 GiB free")) << r.reason;
     EXPECT_TRUE(contains(r.reason, "found 3× A100 SXM4 80GB")) << r.reason;
+    // One line per unmet requirement, each with its own fix (issue 20 item 5).
+    const auto lines = split(r.reason, '\n');
+    ASSERT_EQ(lines.size(), 3U) << r.reason;
+    EXPECT_EQ(lines[0], "2 host requirements are not met:");
+    EXPECT_TRUE(starts_with(lines[1], "- needs 4× A100")) << lines[1];
+    EXPECT_TRUE(contains(lines[1], "; fix: run on a host with those GPUs, or set host.gpus"));
+    EXPECT_TRUE(starts_with(lines[2], "- needs 20 GiB free on /")) << lines[2];
+    EXPECT_TRUE(contains(lines[2], "; fix: free space on /, or lower host.disk.free_gib"));
+    // verify: one failed check each, the fix apart from the finding.
+    const auto outcomes = run.step("preflight").verify(run.ctx(), host.sys);
+    ASSERT_EQ(outcomes.size(), 2U);
+    EXPECT_TRUE(starts_with(outcomes[0].found, "needs 4× A100")) << outcomes[0].found;
+    EXPECT_EQ(outcomes[1].fix, "free space on /, or lower host.disk.free_gib");
+    for (const auto& o : outcomes) {
+        EXPECT_FALSE(o.passed);
+        EXPECT_FALSE(contains(o.fix, o.found)) << o.fix;
+    }
 }
 
 // ---- nouveau ----

@@ -12,6 +12,13 @@ struct DoctorHost {
     DoctorOptions options;
 
     DoctorHost() {
+        PciGpu gpu; // the H100 the scripted nvidia-smi answers for
+        gpu.address = "0000:17:00.0";
+        gpu.vendor_id = 0x10de;
+        gpu.device_id = 0x2330;
+        gpu.class_code = 0x030200;
+        gpu.driver = "nvidia";
+        facts.gpus.push_back(gpu);
         facts.packages = {{"nvidia-driver-535", "535.129.03-0ubuntu1"},
                           {"libnvidia-compute-535", "535.129.03-0ubuntu1"}};
         script_query(sys, "query-535-h100.csv");

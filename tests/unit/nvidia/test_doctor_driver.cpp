@@ -21,6 +21,42 @@ TEST(DoctorDriver, NoDriverPackage) {
     EXPECT_NE(findings[0].fix.find("--only driver"), std::string::npos);
 }
 
+TEST(DoctorDriver, FixNamesTheProfileOfTheLastApply) {
+    DoctorHost h;
+    h.facts.packages.clear();
+    h.sys.on_command(smi_query_argv(), answer_missing());
+    EXPECT_EQ(h.run()[0].fix, "install the driver: gpuprov apply <your profile> --only driver");
+    Journal journal;
+    journal.profile = "/etc/gpuprov/site.yaml";
+    h.options.journal = &journal;
+    EXPECT_EQ(h.run()[0].fix,
+              "install the driver: gpuprov apply /etc/gpuprov/site.yaml --only driver");
+}
+
+TEST(DoctorDriver, NoNvidiaGpuOnThePciBus) {
+    // A CPU-only node: no NVIDIA device on PCI, no nvidia-smi. One finding, first, that says so,
+    // not "install the driver".
+    DoctorHost h;
+    h.facts.gpus.clear();
+    h.facts.packages.clear();
+    h.sys.on_command(smi_query_argv(), answer_missing());
+    auto findings = h.run();
+    ASSERT_FALSE(findings.empty());
+    EXPECT_EQ(findings[0].id, "no-nvidia-gpu");
+    EXPECT_EQ(findings[0].summary, "no NVIDIA GPU on the PCI bus");
+    EXPECT_EQ(find_finding(findings, "driver-not-installed"), nullptr);
+    // Driver packages installed on such a node change nothing about the first finding.
+    h.facts.packages = {{"nvidia-driver-535", "535.129.03-0ubuntu1"}};
+    findings = h.run();
+    ASSERT_FALSE(findings.empty());
+    EXPECT_EQ(findings[0].id, "no-nvidia-gpu");
+    EXPECT_EQ(find_finding(findings, "driver-not-loaded"), nullptr);
+    // nvidia-smi answering for GPUs the PCI scan missed (an unreadable /sys): not this finding.
+    DoctorHost seen;
+    seen.facts.gpus.clear();
+    EXPECT_EQ(find_finding(seen.run(), "no-nvidia-gpu"), nullptr);
+}
+
 TEST(DoctorDriver, RebootPendingFromFileOrJournal) {
     DoctorHost h;
     script_query_error(h.sys, "error-driver-not-loaded.txt");

@@ -61,6 +61,17 @@ TEST_F(CommandLog, WithoutOutputLoggingOnlyTheSummaryAndTheSizesAreLogged) {
                       "3.5 MiB, stderr 4 B, not logged)\n");
 }
 
+TEST_F(CommandLog, AQueryLogsItsOutputOnlyWhenItFails) {
+    // Issue 20 item 3: read-only probes' output only when they failed.
+    const Command cmd{.argv = {"dpkg-query", "-W", "nvidia-driver-550"}};
+    detail::log_command(cmd, {.out = "nvidia-driver-550\t550.90.07-1\n"}, 20ms, false);
+    EXPECT_EQ(text(), "debug query `dpkg-query -W nvidia-driver-550` -> exit 0 in 0.020 s (stdout "
+                      "30 B, stderr 0 B, not logged: a query that succeeded)\n");
+    detail::log_command(cmd, {.exit_code = 1, .err = "dpkg-query: no packages found"}, 20ms, false);
+    EXPECT_NE(text().find("debug   stderr| dpkg-query: no packages found\n"), std::string::npos)
+        << text();
+}
+
 TEST_F(CommandLog, OutcomesAreNamed) {
     EXPECT_EQ(detail::describe_outcome({.exit_code = 137}), "exit 137 (signal 9)");
     EXPECT_EQ(detail::describe_outcome({.exit_code = 137, .timed_out = true}), "killed: timed out");
