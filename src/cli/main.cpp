@@ -128,8 +128,36 @@ void collect_options(const CLI::App& cmd, OptionNames& out) {
     }
 }
 
-/// A CLI11 parse error as gpuprov says errors: "unknown option '--jsn' for 'plan'; did you
-/// mean '--json'?" (CLI11: "The following argument was not expected: --jsn"), and where to
+/// The first word of argv[from, to) that looks like an option and is not one of `known`, as
+/// "unknown option '--jsn'{for}; did you mean '--json'? {usage}"; nullopt when there is none.
+/// `--` ends the options.
+std::optional<std::string> unknown_option(const OptionNames& known, int from, int to, char** argv,
+                                          std::string_view where, std::string_view usage) {
+    for (int i = from; i < to; ++i) {
+        std::string word = argv[i];
+        if (word == "--") {
+            return std::nullopt;
+        }
+        if (!word.starts_with("-") || word == "-") {
+            continue;
+        }
+        word = word.substr(0, word.find('='));
+        if (known.with_value.count(word) != 0) {
+            ++i; // its value, whatever it looks like
+            continue;
+        }
+        if (std::find(known.names.begin(), known.names.end(), word) == known.names.end()) {
+            const auto best = gpuprov::nearest(word, known.names);
+            return fmt::format("unknown option '{}'{}{} {}", word, where,
+                               best.empty() ? "." : fmt::format("; did you mean '{}'?", best),
+                               usage);
+        }
+    }
+    return std::nullopt;
+}
+
+/// A CLI11 parse error as gpuprov says errors: "unknown option '--jsn' for 'gpuprov plan'; did
+/// you mean '--json'?" (CLI11: "The following argument was not expected: --jsn"), and where to
 /// read the command's usage.
 std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, int argc,
                                 char** argv) {
@@ -150,27 +178,10 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
         if (cmd != nullptr) {
             collect_options(*cmd, known);
         }
-        for (int i = at + 1; i < argc; ++i) {
-            std::string word = argv[i];
-            if (word == "--") {
-                break;
-            }
-            if (!word.starts_with("-") || word == "-") {
-                continue;
-            }
-            word = word.substr(0, word.find('='));
-            if (known.with_value.count(word) != 0) {
-                ++i;
-                continue;
-            }
-            if (std::find(known.names.begin(), known.names.end(), word) == known.names.end()) {
-                const auto best = gpuprov::nearest(word, known.names);
-                return fmt::format("unknown option '{}' for '{}'{} {}", word, name,
-                                   best.empty() ? "." : fmt::format("; did you mean '{}'?", best),
-                                   usage);
-            }
+        if (auto message =
+                unknown_option(known, at + 1, argc, argv, fmt::format(" for '{}'", name), usage)) {
+            return *message;
         }
-        return fmt::format("{}. {}", e.what(), usage);
     }
     return fmt::format("{}. {}", e.what(), usage);
 }
@@ -180,26 +191,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
 std::optional<std::string> unknown_global_option(const CLI::App& app, int end, char** argv) {
     OptionNames known;
     collect_options(app, known);
-    for (int i = 1; i < end; ++i) {
-        std::string word = argv[i];
-        if (word == "--") {
-            return std::nullopt;
-        }
-        if (!word.starts_with("-") || word == "-") {
-            continue;
-        }
-        word = word.substr(0, word.find('='));
-        if (known.with_value.count(word) != 0) {
-            ++i;
-            continue;
-        }
-        if (std::find(known.names.begin(), known.names.end(), word) == known.names.end()) {
-            const auto best = gpuprov::nearest(word, known.names);
-            return fmt::format("unknown option '{}'{} Run 'gpuprov --help' for usage.", word,
-                               best.empty() ? "." : fmt::format("; did you mean '{}'?", best));
-        }
-    }
-    return std::nullopt;
+    return unknown_option(known, 1, end, argv, "", "Run 'gpuprov --help' for usage.");
 }
 
 /// `gpuprov help [COMMAND]`: the help of gpuprov or of one command, on stdout, exit 0.
