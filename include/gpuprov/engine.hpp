@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 // Plan and apply: resolve a profile against the live host, show it, carry it out.
 #include <functional>
 #include <gpuprov/journal.hpp>
@@ -91,11 +92,15 @@ void resolve_transactions(System& sys, const StepContext& ctx, Plan& plan,
 /// anything (ApplyOptions::confirmed_plan).
 [[nodiscard]] std::vector<std::string> plan_promise(const Plan& plan);
 
-/// Live repository indexes for a profile: fetched on first use into `cache_dir`.
+/// Live repository indexes for a profile: fetched on first use into `cache_dir`, where a copy
+/// younger than `max_age` is reused (kIndexMaxAge: plan and apply in one sitting share an
+/// index); 0 fetches every signed index anew (a saved plan must see what the mirror serves now).
+inline constexpr std::chrono::seconds kIndexMaxAge{15 * 60};
 class LiveRepoProvider final : public RepoProvider {
 public:
     LiveRepoProvider(System& sys, const Profile& profile, const HostFacts& facts,
-                     const Matrix& matrix, std::string cache_dir);
+                     const Matrix& matrix, std::string cache_dir,
+                     std::chrono::seconds max_age = kIndexMaxAge);
     [[nodiscard]] const RepoState& repo(const std::string& name) const override;
     [[nodiscard]] std::optional<std::string>
     known_inrelease(const std::string& name) const override;
@@ -108,6 +113,7 @@ private:
     const HostFacts& m_facts;
     const Matrix& m_matrix; ///< NVIDIA's key for the host's distro (resolve_host_repo)
     std::string m_cache_dir;
+    std::chrono::seconds m_max_age;
 
 public:
     /// Where the verified indexes are: the transaction simulation's view links to them.

@@ -131,13 +131,17 @@ struct PlanRun {
     std::optional<Change> binary; ///< gpuprov_binary_change()
 };
 /// Computes the plan without printing it (apply --plan compares it with the saved one).
+/// `fresh_indexes`: every signed index fetched anew, none reused from the cache (a saved plan
+/// and its check must see what the mirrors serve now, not what they served 15 minutes ago).
 [[nodiscard]] PlanRun compute_plan(const GlobalOptions& opts, const std::string& profile_arg,
-                                   const StepFilter& filter, bool allow_remove);
+                                   const StepFilter& filter, bool allow_remove,
+                                   bool fresh_indexes = false);
 /// The profile's text a saved plan's digest covers: a built-in's, or a file with its
 /// `extends:` chain resolved.
 [[nodiscard]] std::string profile_digest_text(const std::string& profile_arg);
 /// Prints the plan; returns the plan command's exit code. `out`, when given, receives the
 /// plan shown (interactive apply carries out exactly that one; plan --out saves it).
 int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode, bool allow_remove = false, PlanRun* out = nullptr);
+              bool json, bool detailed_exitcode, bool allow_remove = false, PlanRun* out = nullptr,
+              bool fresh_indexes = false);
 } // namespace gpuprov::cli

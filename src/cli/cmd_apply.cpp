@@ -251,7 +251,8 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
         std::optional<std::vector<std::string>> confirmed;
         if (saved) {
             // The saved plan was the review: carried out only if it is still the plan.
-            const auto now = compute_plan(opts, profile_arg, filter, allow_remove);
+            // Every signed index fetched anew: a build published since the review must show.
+            const auto now = compute_plan(opts, profile_arg, filter, allow_remove, true);
             const auto differences = saved_plan_differences(saved->seal, now.seal);
             if (!differences.empty()) {
                 throw Error(fmt::format(

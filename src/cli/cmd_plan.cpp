@@ -106,7 +106,7 @@ std::string profile_digest_text(const std::string& profile_arg) {
 }
 
 PlanRun compute_plan(const GlobalOptions& opts, const std::string& profile_arg,
-                     const StepFilter& filter, bool allow_remove) {
+                     const StepFilter& filter, bool allow_remove, bool fresh_indexes) {
     auto& sys = host_system(opts);
     const auto& matrix = Matrix::builtin();
     const auto profile = load_profile(profile_arg, matrix);
@@ -114,7 +114,8 @@ PlanRun compute_plan(const GlobalOptions& opts, const std::string& profile_arg,
     run.facts = detect_facts(sys, matrix);
     const RepoCacheDir cache(opts, sys);
     const auto& cache_dir = cache.path;
-    LiveRepoProvider repos(sys, profile, run.facts, matrix, cache_dir);
+    LiveRepoProvider repos(sys, profile, run.facts, matrix, cache_dir,
+                           fresh_indexes ? std::chrono::seconds(0) : kIndexMaxAge);
     // Units are rendered with the path apply gives them, whichever binary runs plan.
     const StepContext ctx{profile, run.facts, matrix, repos, units_gpuprov_path(sys)};
     run.plan = build_plan(ctx, sys, make_steps(), filter);
@@ -152,8 +153,9 @@ nlohmann::json plan_run_json(const PlanRun& run) {
 }
 
 int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const StepFilter& filter,
-              bool json, bool detailed_exitcode, bool allow_remove, PlanRun* out) {
-    auto run = compute_plan(opts, profile_arg, filter, allow_remove);
+              bool json, bool detailed_exitcode, bool allow_remove, PlanRun* out,
+              bool fresh_indexes) {
+    auto run = compute_plan(opts, profile_arg, filter, allow_remove, fresh_indexes);
     if (json) {
         std::cout << json_text(plan_run_json(run)) << "\n";
     } else {
@@ -236,8 +238,9 @@ void add_plan_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) 
                              "an image, so there is nothing apply could carry out");
         }
         PlanRun run;
+        // A saved plan is what the mirrors serve now: no index reused from the cache.
         exit_code = show_plan(opts, profile, filter, json, detailed, allow_remove,
-                              out_file.empty() ? nullptr : &run);
+                              out_file.empty() ? nullptr : &run, !out_file.empty());
         if (!out_file.empty()) {
             save_plan(opts, profile, filter, allow_remove, run, out_file);
         }

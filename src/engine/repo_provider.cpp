@@ -4,16 +4,13 @@
 
 namespace gpuprov {
 
-namespace {
-// Long enough that plan and apply in one sitting share an index, short enough that apply pins
-// versions apt will still find after its own update.
-constexpr std::chrono::seconds kIndexMaxAge{15 * 60};
-} // namespace
-
+// kIndexMaxAge (15 min) is long enough that plan and apply in one sitting share an index, short
+// enough that apply pins versions apt will still find after its own update.
 LiveRepoProvider::LiveRepoProvider(System& sys, const Profile& profile, const HostFacts& facts,
-                                   const Matrix& matrix, std::string cache_dir)
+                                   const Matrix& matrix, std::string cache_dir,
+                                   std::chrono::seconds max_age)
     : m_sys(sys), m_profile(profile), m_facts(facts), m_matrix(matrix),
-      m_cache_dir(std::move(cache_dir)) {}
+      m_cache_dir(std::move(cache_dir)), m_max_age(max_age) {}
 
 const RepoState& LiveRepoProvider::repo(const std::string& name) const {
     if (const auto it = m_loaded.find(name); it != m_loaded.end()) {
@@ -35,8 +32,8 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
         try {
             // rpm-md (repomd.xml + primary) on the rhel family, InRelease + Packages elsewhere.
             auto loaded = m_facts.os.family == "rhel"
-                              ? load_rpm_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge)
-                              : load_package_index(m_sys, state.repo, m_cache_dir, kIndexMaxAge);
+                              ? load_rpm_package_index(m_sys, state.repo, m_cache_dir, m_max_age)
+                              : load_package_index(m_sys, state.repo, m_cache_dir, m_max_age);
             state.index = std::move(loaded.index);
             state.key = std::move(loaded.key);
             state.error = std::move(loaded.error);

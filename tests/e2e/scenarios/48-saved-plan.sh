@@ -13,8 +13,8 @@ source "$(dirname "$0")/../lib/scenario.sh"
 scenario_begin clean
 
 host_state() {
-    (cd "$ROOT" && find etc usr/share/keyrings usr/local var/lib/dpkg var/lib/apt/extended_states \
-        -printf '%p %s %m %T@\n' 2>/dev/null | LC_ALL=C sort)
+    (cd "$ROOT" && find etc usr/share/keyrings usr/local var/lib/dpkg var/lib/apt \
+        -printf '%p %s %m %T@\n' | LC_ALL=C sort)
 }
 SAVED=/root/reviewed-plan.json
 mirror_fault 'compute/cuda/repos/debian12/x86_64/InRelease$' file:yesterday/InRelease \
