@@ -103,6 +103,16 @@ converged_after_apply() {
             --only|--skip) plan+=("$1" "$2"); shift 2 ;;
             --only=*|--skip=*|--allow-remove|--json) plan+=("$1"); shift ;;
             --reboot) shift 2 ;;
+            --plan) # a saved plan: its profile, filters and --allow-remove (docs/saved-plans.md)
+                mapfile -t plan < <("$E2E_PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["profile"])
+for flag in ("only", "skip"):
+    if d[flag]:
+        print("--" + flag); print(",".join(d[flag]))
+if d["allow_remove"]:
+    print("--allow-remove")' "$ROOT$2")
+                shift 2 ;;
             -*) shift ;;
             *) plan+=("$1"); shift ;;
         esac

@@ -65,9 +65,10 @@ expect_rc "apply --plan of the fresh review" 0
 gp verify "$PROFILE_IN_ROOT"
 expect_rc "verify after apply --plan" 0
 assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
-# What dpkg installed ("status installed NAME:ARCH VERSION") against the saved transactions'
-# install/upgrade actions ("install NAME VERSION [(held)]").
-installed=$(awk '$3 == "status" && $4 == "installed" {sub(/:.*/, "", $5); print $5, $6}' "$ROOT/var/log/dpkg.log" | sort -u)
+# What dpkg installed or upgraded ("DATE TIME install|upgrade NAME:ARCH OLD NEW"; trigger
+# processing, "status installed libc-bin", is no package change) against the saved
+# transactions' install/upgrade actions ("install NAME VERSION [(held)]").
+installed=$(awk '$3 == "install" || $3 == "upgrade" {sub(/:.*/, "", $4); print $4, $6}' "$ROOT/var/log/dpkg.log" | sort -u)
 promised=$("$E2E_PYTHON" -c '
 import json, re, sys
 for line in json.load(open(sys.argv[1]))["promise"]:
