@@ -66,7 +66,16 @@ assert_grep "log: read-only probes too" 'query `nvidia-smi --query-gpu=.*` -> ex
 rid() { grep -E "$1" "$LOG" | head -n 1 | grep -o 'run=[0-9a-f]\{8\}'; }
 check "log: the refresh and the install carry the same run id" \
     test "$(rid 'run `apt-get update')" = "$(rid 'run `apt-get install')"
-check "log: apply and verify are two runs" test "$(grep -o 'run=[0-9a-f]\{8\}' "$LOG" | sort -u | wc -l)" -eq 2
+# Each run is framed by its own start and end line (issue 20 item 3): apply and verify (and the
+# plans between them) are separate runs, each with exactly one of each.
+apply_rid=$(rid 'start: .*gpuprov apply ')
+verify_rid=$(rid 'start: .*gpuprov verify ')
+check "log: apply and verify are two runs" test -n "$apply_rid" -a -n "$verify_rid" -a "$apply_rid" != "$verify_rid"
+check "log: the apply run holds the refresh and the install" test "$(rid 'run `apt-get install')" = "$apply_rid"
+for r in $(grep -o 'run=[0-9a-f]\{8\}' "$LOG" | sort -u); do
+    check "log: $r has one start and one end line" \
+        test "$(grep -F "$r " "$LOG" | grep -c ' info: start: ')/$(grep -F "$r " "$LOG" | grep -c ' info: end: exit ')" = 1/1
+done
 check "log: not world-readable" test "$(stat -c %a "$LOG")" = 640
 # No package installed gpuprov here (apply ran /usr/local/bin/gpuprov): apply put the rule the
 # packages ship in place, so the log is rotated (issue 26 item 5).
