@@ -332,11 +332,14 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
                 return;
             }
         } else {
-            // Leaving the pinned scheme (a branch change down to 580 on Ubuntu): its pin goes
-            // with the packages it kept.
-            const auto owned = gpuprov_installed_packages(sys);
+            // Leaving the pinned scheme (a branch change down to 580 on Ubuntu): every pinning
+            // package goes with the packages it kept, owned or not, as a pin of another branch
+            // is replaced on the pinned scheme (plan_pin). Left installed, its Pin-Priority 1000
+            // on the old branch fights the new closure's holds; and the journal never named it
+            // (it is installed in a transaction of its own), so "owned" left it on every host
+            // e2e 45 changed from 595 to 580.
             for (const auto& p : pins_now) {
-                if (owned.count(p) != 0) {
+                if (!contains(r.removals, p)) {
                     r.removals.push_back(p);
                 }
             }

@@ -199,6 +199,38 @@ TEST_F(DriverSchemes, BranchChangeWithinThePinnedSchemeSwapsThePinAndMovesTheClo
               (Strings{"nvidia-open=610.57.04-1ubuntu1", "nvidia-driver-open=610.57.04-1ubuntu1"}));
 }
 
+// e2e 45 found it: 595 -> 580 left nvidia-driver-pinning-595 (and its pin file) installed beside
+// the held 580 closure, and the next plan was empty. The pinning package is installed in a
+// transaction of its own, so the journal's per-step versions never name it; leaving the pinned
+// scheme removes it all the same, as a pin swap within the scheme does.
+TEST_F(DriverSchemes, BranchChangeDownToTheSuffixedSchemeRemovesThePinningPackage) {
+    TestHost host(host_options());
+    host.set_package("nvidia-driver-pinning-595", "595-1ubuntu1");
+    host.set_package("nvidia-open", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-driver-open", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-persistenced", "595.91.07-1ubuntu1");
+    const auto p_run = ubuntu("580", "open");
+    StepRunner run(host, p_run);
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(r.pre_installs.empty());
+    EXPECT_NE(std::find(r.removals.begin(), r.removals.end(), "nvidia-driver-pinning-595"),
+              r.removals.end())
+        << join(r.removals, ", ");
+    EXPECT_EQ(specs(r.installs), (Strings{"nvidia-open-580=580.159.04-1ubuntu1",
+                                          "nvidia-persistenced=580.159.04-1ubuntu1"}));
+    EXPECT_TRUE(r.hold_installs);
+
+    // Converged at 580 but the pin still there: not converged.
+    TestHost left(host_options());
+    left.set_package("nvidia-driver-pinning-595", "595-1ubuntu1");
+    left.set_package("nvidia-open-580", "580.159.04-1ubuntu1", "hold ok installed");
+    StepRunner again(left, p_run);
+    const auto r2 = again.check("driver");
+    EXPECT_EQ(r2.status, StepStatus::pending) << r2.reason;
+    EXPECT_EQ(r2.removals, Strings{"nvidia-driver-pinning-595"});
+}
+
 TEST_F(DriverSchemes, FabricManagerFromR580IsUnsuffixedAtTheDriversVersion) {
     TestHost host({.nvswitches = 6, .os = "ubuntu-24.04"});
     const auto p_run = ubuntu("595", "open");
