@@ -21,10 +21,12 @@
 # the mirror's nvidia-2026-newest/ tree), where nvidia-compute-utils-580's floor-only
 # `nvidia-persistenced (>= 580.159.04)` can only be met by 620's.
 # Cost (the log ends with a "time:" line), measured on the 2-core machine while a unit-test
-# build shared it: the default kill set (E2E_45_KILLS=transactions: 3 + 2 kills) 579 s in all,
-# 580 -> 595 407 s (its fresh 580 apply 73 s), 595 -> 580 156 s, the blocked plan 15 s. Every N
-# (E2E_45_KILLS=every, 22 + 18 kills) cost 2036 s for 580 -> 595 alone with two e2e runs and four
-# compilers beside it; `changing` (9 + 8) 893 s for 595 -> 580 alone under the same load. Each
+# build shared it: the default kill set (E2E_45_KILLS=transactions, then 3 + 2 kills) 579 s in
+# all, 580 -> 595 407 s (its fresh 580 apply 73 s), 595 -> 580 156 s, the blocked plan 15 s; with
+# the pinning package's purge (3 + 3 kills) 136 s on a quieter machine (580 -> 595 78 s, 595 ->
+# 580 53 s). Every N (E2E_45_KILLS=every, then 22 + 18 kills, now 22 + 19) cost 2036 s for
+# 580 -> 595 alone with two e2e runs and four compilers beside it; `changing` (then 9 + 8, now
+# 9 + 9) 893 s for 595 -> 580 alone under the same load. Each
 # kill costs about one change (the killed part, the re-run, the reboot and resume): ~65-80 s.
 set -euo pipefail
 export PROFILE_TEMPLATE=e2e-2026.yaml.in
@@ -95,7 +97,7 @@ driver_state() {
 # end_state: what "converged" means here, compared across every run of a direction.
 end_state() {
     driver_state
-    printf 'pin-file %s\n' "$(sha256sum <"$ROOT/etc/apt/preferences.d/nvidia-driver-pin" 2>/dev/null | cut -c1-16 || echo none)"
+    printf 'pin-file %s\n' "$(sha256sum 2>/dev/null <"$ROOT/etc/apt/preferences.d/nvidia-driver-pin" | cut -c1-16 || echo none)"
     printf 'module %s\n' "$(head -n 1 "$ROOT/proc/driver/nvidia/version" 2>/dev/null | grep -o '[0-9]\{3\}\.[0-9.]*' | head -n 1 || echo none)"
 }
 
@@ -161,7 +163,7 @@ for t in d["transactions"]:
 }
 
 # kill_points COMMANDS: the N that get a SIGKILL before them, by E2E_45_KILLS:
-# - every: each command the change starts (580 -> 595: 22, 595 -> 580: 18).
+# - every: each command the change starts (580 -> 595: 22, 595 -> 580: 19).
 # - changing: N=1 and each command that changes the host (apt-get update/install, apt-mark,
 #   modprobe, systemctl enable/daemon-reload, update-initramfs, dkms install, ...). A kill before
 #   a read-only probe (gpgv, apt-get --simulate, dpkg-query, nvidia-smi, dkms status) leaves the
@@ -254,6 +256,10 @@ direction() {
         assert_grep "$tag: plan downgrades nvidia-persistenced to $dst_rev, held" \
             "^main downgrade nvidia-persistenced $src_rev>$dst_rev held$" <(printf '%s\n' "$lines")
         assert_eq "$tag: every install is held" "" "$(grep -E '^main (install|upgrade|downgrade) ' <<<"$lines" | grep -v ' held$' || true)"
+        # The removal leaves the pin file (a conffile); the purge after the transaction is planned.
+        gp plan "$profile"
+        cp "$GP_STDOUT" "$OUT/plan.txt"
+        assert_grep "$tag: plan purges the pinning package" 'dpkg --purge nvidia-driver-pinning-595' "$GP_STDOUT"
     fi
 
     # The counting run: the change through the wrappers, then the reboot and the resume.
