@@ -173,6 +173,12 @@ public:
             return StepStatus::done;
         }
         const auto& d = *ctx.profile.driver;
+        if (ctx.facts.os.family == "debian") {
+            CheckResult ignored;
+            if (const auto drv = apt_driver(ctx, ignored)) {
+                purge_pins(sys, *drv, planned);
+            }
+        }
         const auto pm = make_package_manager(ctx.facts);
         const auto pkgs = root_packages(ctx);
         if (const auto unheld = driver_unheld(ctx, sys, *pm, pkgs); !unheld.empty()) {

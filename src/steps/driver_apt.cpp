@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gpuprov/deb_file.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/transaction.hpp>
@@ -87,6 +88,39 @@ pin_files(const StepContext& ctx, const System& sys, const PackageRecord& rec, C
                                "would not keep apt on the branch",
                                rec.name, rec.version, kPreferencesDir);
         return std::nullopt;
+    }
+    return out;
+}
+
+/// Pinning packages dpkg keeps in state "config-files" (removed, not purged): their pin file is
+/// a conffile, so it stays in /etc/apt/preferences.d/ with its Pin-Priority 1000 on the old
+/// branch. The profile's own pinning package aside (reinstalling it takes its conffile back).
+std::vector<std::string> config_files_pins(const System& sys, const AptDriver& drv) {
+    std::vector<std::string> out;
+    for (const auto& rec : dpkg_database(sys).records()) {
+        if (starts_with(rec.name, kPinningPrefix) && !rec.installed &&
+            rec.status.ends_with(" config-files") &&
+            !(drv.lock == BranchLock::pin && rec.name == drv.pin_package) &&
+            !contains(out, rec.name)) {
+            out.push_back(rec.name);
+        }
+    }
+    return out;
+}
+
+/// The pinning packages to purge after the transaction: those already left in config-files,
+/// and those the plan removes (their pin file stays as they do). apt 2.6's `install` has no
+/// per-package purge suffix, and `--purge` would purge every removal of the transaction, the
+/// old branch's conffiles included; so the pinning package alone is purged, by dpkg.
+std::vector<std::string> pins_to_purge(const System& sys, const AptDriver& drv,
+                                       const CheckResult& r) {
+    auto out = config_files_pins(sys, drv);
+    for (const auto* list : {&r.pre_removals, &r.removals}) {
+        for (const auto& name : *list) {
+            if (starts_with(name, kPinningPrefix) && !contains(out, name)) {
+                out.push_back(name);
+            }
+        }
     }
     return out;
 }
@@ -332,11 +366,14 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
                 return;
             }
         } else {
-            // Leaving the pinned scheme (a branch change down to 580 on Ubuntu): its pin goes
-            // with the packages it kept.
-            const auto owned = gpuprov_installed_packages(sys);
+            // Leaving the pinned scheme (a branch change down to 580 on Ubuntu): every pinning
+            // package goes with the packages it kept, owned or not, as a pin of another branch
+            // is replaced on the pinned scheme (plan_pin). Left installed, its Pin-Priority 1000
+            // on the old branch fights the new closure's holds; and the journal never named it
+            // (it is installed in a transaction of its own), so "owned" left it on every host
+            // e2e 45 changed from 595 to 580.
             for (const auto& p : pins_now) {
-                if (owned.count(p) != 0) {
+                if (!contains(r.removals, p)) {
                     r.removals.push_back(p);
                 }
             }
@@ -385,6 +422,39 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
     }
     if (drv.lock == BranchLock::pin) {
         plan_unholds_for_pin(sys, pm, drv, r);
+    }
+    // After the transaction (the driver's configure phase): a kill between the removal and the
+    // purge leaves the package in config-files, which the next check finds here again.
+    const auto purges = pins_to_purge(sys, drv, r);
+    for (const auto& name : purges) {
+        r.changes.push_back(command_change(
+            pin_purge_command(name),
+            "after the transaction: its pin file (a conffile) outlives the removal and would "
+            "keep Pin-Priority 1000 on another branch"));
+    }
+    if (!purges.empty()) {
+        set_pending(r);
+        if (r.reason.empty()) {
+            r.reason = fmt::format("{} removed but not purged: its pin file stays in /{}",
+                                   join(purges, ", "), kPreferencesDir);
+        }
+    }
+}
+
+Command pin_purge_command(const std::string& name) {
+    return {.argv = {"dpkg", "--purge", name}, .timeout = std::chrono::seconds(300)};
+}
+
+void purge_pins(System& sys, const AptDriver& drv, const CheckResult& planned) {
+    for (const auto& name : config_files_pins(sys, drv)) {
+        const auto cmd = pin_purge_command(name);
+        const auto target = display_argv(cmd.argv);
+        // Only what the plan showed: a leftover that appeared since waits for the next plan.
+        if (std::any_of(planned.changes.begin(), planned.changes.end(), [&](const Change& c) {
+                return c.kind == Change::Kind::command && c.target == target;
+            })) {
+            run_checked(sys, cmd);
+        }
     }
 }
 

@@ -31,6 +31,14 @@ struct AptDriver {
 void check_apt_driver(const StepContext& ctx, const System& sys, const PackageManager& pm,
                       const AptDriver& drv, CheckResult& r);
 
+/// `dpkg --purge NAME`: a pinning package removed by a transaction (or left so by an earlier
+/// run) keeps its pin file, a conffile, until purged.
+[[nodiscard]] Command pin_purge_command(const std::string& name);
+
+/// The driver's configure phase on apt: purges the pinning packages in dpkg state config-files
+/// whose purge the plan showed (check_apt_driver plans them), nothing else.
+void purge_pins(System& sys, const AptDriver& drv, const CheckResult& planned);
+
 /// Whether the branch lock holds by its effect: no package of the installed driver closure
 /// has an upgrade candidate of another branch (apt-cache policy: what dist-upgrade and
 /// unattended-upgrades would install), held ones aside. nullopt where no lock is asked (hold:

@@ -494,6 +494,17 @@ done
 mkrepo "$TREE_2026/ubuntu2404/x86_64" "NVIDIA CUDA" @ubuntu2404 \
     'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
     'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
+# A mirror that keeps one version per package name, the newest (reprepro's rule, a common way to
+# mirror NVIDIA's repository): the recorded ubuntu2404 driver graph cut to the newest build of each
+# name, the toolkits and libraries as in the 2026 tree. 580's suffixed packages are there at
+# 580.159.04, but its floor-only nvidia-persistenced only at 620: scenario 45's profile whose
+# closure crosses branches.
+sort -t/ -k2 "$OUT/stage/fixtures.ubuntu2404" | awk -F/ '{split($2, f, "_"); print f[1] "\t" f[2] "\t" $0}' |
+    sort -t"$(printf '\t')" -k1,1 -k2,2V | awk -F'\t' '{last[$1] = $3} END {for (n in last) print last[n]}' |
+    sort >"$OUT/stage/fixtures.ubuntu2404-newest"
+mkrepo "nvidia-2026-newest/compute/cuda/repos/ubuntu2404/x86_64" "NVIDIA CUDA" @ubuntu2404-newest \
+    'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
+    'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
 mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
 # The debian12 CUDA index signed the two ways apt refuses (scenario 28, served in place of
@@ -525,7 +536,8 @@ mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' '
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 
-for dir in compute/cuda/repos/{debian12,ubuntu2204,ubuntu2404}/x86_64 "$TREE_2026"/{debian12,ubuntu2204,ubuntu2404}/x86_64; do
+for dir in compute/cuda/repos/{debian12,ubuntu2204,ubuntu2404}/x86_64 "$TREE_2026"/{debian12,ubuntu2204,ubuntu2404}/x86_64 \
+    nvidia-2026-newest/compute/cuda/repos/ubuntu2404/x86_64; do
     gpg_q --armor --export "$FPR" >"$OUT/www/$dir/3bf863cc.pub"
     gpg_q --armor --export "$WRONG" >"$OUT/www/$dir/wrong-key.pub"
 done

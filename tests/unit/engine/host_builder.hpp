@@ -110,6 +110,7 @@ public:
     std::vector<std::vector<std::string>> simulations;
     /// Every `name=version` apt-get install was asked for, in order.
     std::vector<std::string> installed_specs;
+    std::vector<std::string> purged; ///< dpkg --purge arguments, in order
     bool fail_apt_update = false;
 
     explicit TestHost(HostOptions o = {}) : m_opt(o) {
@@ -452,6 +453,15 @@ private:
             std::vector<std::string> names;
             for (const auto& arg : cmd.argv) {
                 const auto eq = arg.find('=');
+                if (!arg.starts_with("-") && eq == std::string::npos && arg.ends_with("-") &&
+                    arg.starts_with("nvidia-driver-pinning-")) {
+                    // dpkg removes, it does not purge: the pin file is a conffile, and the
+                    // package stays in state config-files until `dpkg --purge`.
+                    const auto name = arg.substr(0, arg.size() - 1);
+                    set_package(name, package_field(name, "Version").value_or(""),
+                                "deinstall ok config-files");
+                    continue;
+                }
                 if (arg.starts_with("-") || arg.find("::") != std::string::npos ||
                     eq == std::string::npos) {
                     continue;
@@ -509,6 +519,26 @@ private:
                        " fake [amd64])\n";
             }
             return CommandResult{.out = out};
+        });
+        // dpkg --purge NAME: the config-files entry and the conffiles go.
+        sys.on_command_prefix({"dpkg", "--purge"}, [this](const Command& cmd) {
+            for (std::size_t i = 2; i < cmd.argv.size(); ++i) {
+                const auto& name = cmd.argv[i];
+                purged.push_back(name);
+                if (starts_with(name, "nvidia-driver-pinning-")) {
+                    const auto version = package_field(name, "Version").value_or("");
+                    for (const auto& [path, content] :
+                         tar_files_under(pin_tar(name, version), "etc/apt/preferences.d/")) {
+                        sys.remove_file("/" + path);
+                    }
+                }
+                auto paragraphs = split_paragraphs(sys.file(kDpkgStatus).value_or(""));
+                std::erase_if(paragraphs, [&](const std::string& p) {
+                    return starts_with(p, "Package: " + name + "\n");
+                });
+                sys.add_file(kDpkgStatus, join(paragraphs, "\n"));
+            }
+            return CommandResult{};
         });
         sys.on_command_prefix({"apt-mark", "hold"}, [this](const Command& cmd) {
             std::string out;

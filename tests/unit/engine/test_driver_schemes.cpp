@@ -199,6 +199,138 @@ TEST_F(DriverSchemes, BranchChangeWithinThePinnedSchemeSwapsThePinAndMovesTheClo
               (Strings{"nvidia-open=610.57.04-1ubuntu1", "nvidia-driver-open=610.57.04-1ubuntu1"}));
 }
 
+// e2e 45 found it: 595 -> 580 left nvidia-driver-pinning-595 (and its pin file) installed beside
+// the held 580 closure, and the next plan was empty. The pinning package is installed in a
+// transaction of its own, so the journal's per-step versions never name it; leaving the pinned
+// scheme removes it all the same, as a pin swap within the scheme does.
+TEST_F(DriverSchemes, BranchChangeDownToTheSuffixedSchemeRemovesThePinningPackage) {
+    TestHost host(host_options());
+    host.set_package("nvidia-driver-pinning-595", "595-1ubuntu1");
+    host.set_package("nvidia-open", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-driver-open", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-persistenced", "595.91.07-1ubuntu1");
+    const auto p_run = ubuntu("580", "open");
+    StepRunner run(host, p_run);
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(r.pre_installs.empty());
+    EXPECT_NE(std::find(r.removals.begin(), r.removals.end(), "nvidia-driver-pinning-595"),
+              r.removals.end())
+        << join(r.removals, ", ");
+    EXPECT_EQ(specs(r.installs), (Strings{"nvidia-open-580=580.159.04-1ubuntu1",
+                                          "nvidia-persistenced=580.159.04-1ubuntu1"}));
+    EXPECT_TRUE(r.hold_installs);
+
+    // Converged at 580 but the pin still there: not converged.
+    TestHost left(host_options());
+    left.set_package("nvidia-driver-pinning-595", "595-1ubuntu1");
+    left.set_package("nvidia-open-580", "580.159.04-1ubuntu1", "hold ok installed");
+    StepRunner again(left, p_run);
+    const auto r2 = again.check("driver");
+    EXPECT_EQ(r2.status, StepStatus::pending) << r2.reason;
+    EXPECT_EQ(r2.removals, Strings{"nvidia-driver-pinning-595"});
+}
+
+// e2e 45 found it: the transaction removes the pinning package (`name-`), it does not purge it,
+// so its pin file, a conffile, stayed with Pin-Priority 1000 on 595 beside the 580 holds. The
+// plan shows the purge after the transaction, and apply runs exactly that.
+namespace {
+Strings purge_commands(const CheckResult& r) {
+    Strings out;
+    for (const auto& c : r.changes) {
+        if (c.kind == Change::Kind::command && c.target.starts_with("dpkg --purge")) {
+            out.push_back(c.target);
+        }
+    }
+    return out;
+}
+Strings command_changes(const CheckResult& r) {
+    Strings out;
+    for (const auto& c : r.changes) {
+        if (c.kind == Change::Kind::command) {
+            out.push_back(c.target);
+        }
+    }
+    return out;
+}
+} // namespace
+
+TEST_F(DriverSchemes, BranchChangeDownToTheSuffixedSchemePurgesThePinningPackageAfterIt) {
+    TestHost host(host_options());
+    host.set_package("nvidia-driver-pinning-595", "595-1ubuntu1");
+    host.package_files("nvidia-driver-pinning-595", "595-1ubuntu1");
+    host.set_package("nvidia-open", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-driver-open", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-persistenced", "595.91.07-1ubuntu1");
+    ASSERT_TRUE(host.sys.file(kPinFile).has_value());
+    profile = ubuntu("580", "open");
+    {
+        StepRunner run(host, profile);
+        const auto r = run.check("driver");
+        ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+        EXPECT_EQ(purge_commands(r), Strings{"dpkg --purge nvidia-driver-pinning-595"});
+    }
+    options.filter.only = {"nouveau", "cuda-repo", "driver"};
+    (void)apply(host);
+    // Purged once, after the transaction that removed it.
+    EXPECT_EQ(host.purged, Strings{"nvidia-driver-pinning-595"});
+    const auto& ran = host.sys.commands_ran;
+    const auto at = [&](const Strings& prefix) {
+        return std::find_if(ran.begin(), ran.end(), [&](const Strings& argv) {
+            return argv.size() >= prefix.size() &&
+                   std::equal(prefix.begin(), prefix.end(), argv.begin());
+        });
+    };
+    const auto install = at({"apt-get", "install", "--yes"});
+    const auto purge = at({"dpkg", "--purge"});
+    ASSERT_NE(install, ran.end());
+    ASSERT_NE(purge, ran.end());
+    EXPECT_LT(install - ran.begin(), purge - ran.begin());
+    EXPECT_FALSE(host.sys.file(kPinFile).has_value());
+    EXPECT_FALSE(host.package_field("nvidia-driver-pinning-595", "Status").has_value());
+    StepRunner again(host, profile);
+    EXPECT_TRUE(purge_commands(again.check("driver")).empty());
+}
+
+// A kill between the removal and the purge: the package is in config-files with its pin file;
+// the re-run plans the purge alone and converges.
+TEST_F(DriverSchemes, APinningPackageLeftInConfigFilesIsPurgedAlone) {
+    TestHost host(host_options());
+    host.package_files("nvidia-driver-pinning-595", "595-1ubuntu1");
+    host.set_package("nvidia-driver-pinning-595", "595-1ubuntu1", "deinstall ok config-files");
+    host.set_package("nvidia-open-580", "580.159.04-1ubuntu1", "hold ok installed");
+    profile = ubuntu("580", "open");
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "nvidia-driver-pinning-595 removed but not purged")) << r.reason;
+    EXPECT_TRUE(r.installs.empty());
+    EXPECT_TRUE(r.removals.empty()) << join(r.removals, ", ");
+    EXPECT_TRUE(r.pre_installs.empty());
+    EXPECT_TRUE(r.pre_removals.empty());
+    EXPECT_EQ(command_changes(r), Strings{"dpkg --purge nvidia-driver-pinning-595"});
+
+    options.filter.only = {"nouveau", "cuda-repo", "driver"};
+    (void)apply(host);
+    EXPECT_EQ(host.purged, Strings{"nvidia-driver-pinning-595"});
+    EXPECT_TRUE(host.ran({"apt-get", "install", "--yes"}).empty());
+    EXPECT_FALSE(host.sys.file(kPinFile).has_value());
+    StepRunner again(host, profile);
+    EXPECT_TRUE(command_changes(again.check("driver")).empty());
+}
+
+// The same 580 host without a leftover: nothing to purge, nothing planned.
+TEST_F(DriverSchemes, A580HostWithoutLeftoverPinningPackagePlansNoPurge) {
+    TestHost host(host_options());
+    host.set_package("nvidia-open-580", "580.159.04-1ubuntu1", "hold ok installed");
+    profile = ubuntu("580", "open");
+    StepRunner run(host, profile);
+    const auto r = run.check("driver");
+    EXPECT_NE(r.status, StepStatus::pending) << r.reason;
+    EXPECT_TRUE(command_changes(r).empty()) << join(command_changes(r), "; ");
+    EXPECT_TRUE(r.removals.empty());
+}
+
 TEST_F(DriverSchemes, FabricManagerFromR580IsUnsuffixedAtTheDriversVersion) {
     TestHost host({.nvswitches = 6, .os = "ubuntu-24.04"});
     const auto p_run = ubuntu("595", "open");
