@@ -19,15 +19,8 @@ scenario_begin clean
 TEMPLATE=$ROOT
 OUT_ALL=$OUT
 
-DRIVER_RE='^(nvidia-|libnvidia-|cuda-drivers|xserver-xorg-video-nvidia|libcuda1 )'
-# driver_versions: "name version" of every installed NVIDIA driver package (pinning packages apart)
-driver_versions() {
-    # shellcheck disable=SC2016 # dpkg-query format
-    in_root "$ROOT" 30 dpkg-query -W -f='${Status}\t${Package} ${Version}\n' 2>/dev/null |
-        awk -F'\t' '$1 ~ /^(install|hold) ok installed$/ {print $2}' |
-        grep -E "$DRIVER_RE" |
-        grep -Ev '^(nvidia-driver-pinning|nvidia-container-toolkit|libnvidia-container)' || true
-}
+# shellcheck source=lib/driver_graph.sh
+source "$E2E_DIR/lib/driver_graph.sh"
 
 # case_run BRANCH DEBIAN-BUILD PIN-VERSION OTHER-PUBLISHED: one case on a fresh copy of the template.
 declare -A SPENT=()

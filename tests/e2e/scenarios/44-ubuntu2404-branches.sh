@@ -21,29 +21,8 @@ cp "$REPO_ROOT/tests/fixtures/hosts/ubuntu-24.04/etc/os-release" "$ROOT/etc/os-r
 TEMPLATE=$ROOT
 OUT_ALL=$OUT
 
-DRIVER_RE='^(nvidia-|libnvidia-|cuda-drivers|xserver-xorg-video-nvidia)'
-NOT_DRIVER_RE='^(nvidia-container-toolkit|libnvidia-container)'
-
-# driver_versions: "name version" of every installed NVIDIA driver package (pinning packages apart)
-driver_versions() {
-    # shellcheck disable=SC2016 # dpkg-query format
-    in_root "$ROOT" 30 dpkg-query -W -f='${Status}\t${Package} ${Version}\n' 2>/dev/null |
-        awk -F'\t' '$1 ~ /^(install|hold) ok installed$/ {print $2}' |
-        grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" | grep -v '^nvidia-driver-pinning' || true
-}
-pins_installed() {
-    # shellcheck disable=SC2016 # dpkg-query format
-    in_root "$ROOT" 30 dpkg-query -W -f='${Status}\t${Package}\n' 'nvidia-driver-pinning*' 2>/dev/null |
-        awk -F'\t' '$1 ~ /^(install|hold) ok installed$/ {print $2}' || true
-}
-apt_sim() { in_root "$ROOT" 120 apt-get -s -o APT::Get::Show-Versions=1 "$@" 2>&1 || true; }
-# off_branch BRANCH SIM-OUTPUT: the NVIDIA driver packages apt would install at another branch
-# (a version whose leading number is not BRANCH; pinning packages count, their version is "<b>-N").
-off_branch() {
-    grep -E '^Inst ' <<<"$2" | awk '{print $2, ($3 ~ /^\[/ ? $4 : $3)}' | tr -d '(' |
-        grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" |
-        awk -v b="$1" '{split($2, v, /[.-]/); if (v[1] != b) print $1 " " $2}' || true
-}
+# shellcheck source=lib/driver_graph.sh
+source "$E2E_DIR/lib/driver_graph.sh"
 
 # case_run BRANCH FLAVOR NEWEST PIN-VERSION ROOTS ABSENT: one case on a fresh copy of the template.
 # ROOTS: the packages NVIDIA's scheme installs for the flavour; ABSENT: the other flavour's.

@@ -81,8 +81,8 @@ timed() { # timed PHASE CMD...: runs CMD, adds its wall time to PHASE
     return "$rc"
 }
 
-DRIVER_RE='^(nvidia-|libnvidia-|cuda-drivers|xserver-xorg-video-nvidia)'
-NOT_DRIVER_RE='^(nvidia-container-toolkit|libnvidia-container)'
+# shellcheck source=lib/driver_graph.sh
+source "$E2E_DIR/lib/driver_graph.sh" # DRIVER_RE, NOT_DRIVER_RE
 # driver_state: "name version [held]" of every installed NVIDIA driver package, pinning packages included.
 driver_state() {
     local held

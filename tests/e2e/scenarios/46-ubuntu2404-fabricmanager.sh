@@ -38,24 +38,9 @@ assert f["nvswitch_count"] == 4, f["nvswitch_count"]' "$GP_STDOUT"
 TEMPLATE=$ROOT
 OUT_ALL=$OUT
 
-DRIVER_RE='^(nvidia-|libnvidia-|cuda-drivers|xserver-xorg-video-nvidia)'
-NOT_DRIVER_RE='^(nvidia-container-toolkit|libnvidia-container)'
+# shellcheck source=lib/driver_graph.sh
+source "$E2E_DIR/lib/driver_graph.sh"
 FM_PKGS="nvidia-fabricmanager libnvidia-nscq nvidia-imex"
-
-# driver_versions: "name version" of every installed NVIDIA driver package (pinning packages apart)
-driver_versions() {
-    # shellcheck disable=SC2016 # dpkg-query format
-    in_root "$ROOT" 30 dpkg-query -W -f='${Status}\t${Package} ${Version}\n' 2>/dev/null |
-        awk -F'\t' '$1 ~ /^(install|hold) ok installed$/ {print $2}' |
-        grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" | grep -v '^nvidia-driver-pinning' || true
-}
-apt_sim() { in_root "$ROOT" 120 apt-get -s -o APT::Get::Show-Versions=1 "$@" 2>&1 || true; }
-# off_branch BRANCH SIM-OUTPUT: the NVIDIA driver packages apt would install at another branch.
-off_branch() {
-    grep -E '^Inst ' <<<"$2" | awk '{print $2, ($3 ~ /^\[/ ? $4 : $3)}' | tr -d '(' |
-        grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" |
-        awk -v b="$1" '{split($2, v, /[.-]/); if (v[1] != b) print $1 " " $2}' || true
-}
 
 # case_run BRANCH DRIVER-VERSION FM-VERSION PIN-VERSION: one case on a fresh copy of the template.
 declare -A SPENT=()
