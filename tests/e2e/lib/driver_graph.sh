@@ -30,3 +30,13 @@ off_branch() {
         grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" |
         awk -v b="$1" '{split($2, v, /[.-]/); if (v[1] != b) print $1 " " $2}' || true
 }
+# assert_dist_upgrade_keeps DESC: plain `apt-get -s dist-upgrade` in the root installs, upgrades
+# or removes no NVIDIA driver package (its output kept as $OUT/dist-upgrade.txt).
+assert_dist_upgrade_keeps() {
+    local sim
+    sim=$(apt_sim dist-upgrade)
+    printf '%s\n' "$sim" >"$OUT/dist-upgrade.txt"
+    log "$1: dist-upgrade would: $(grep -E '^(Inst|Remv) ' <<<"$sim" | paste -sd';')"
+    assert_eq "$1" "" \
+        "$(grep -E '^(Inst|Remv) ' <<<"$sim" | awk '{print $2}' | grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" || true)"
+}

@@ -25,44 +25,13 @@ scenario_begin clean
 
 TEMPLATE=$ROOT
 killshim_install "$TEMPLATE"
-# The copies live on a tmpfs of their own when one can be mounted (as root it can; with
-# E2E_KEEP=1 they stay on disk, to be looked at): on this VM's disk, removing a copy whose
-# files had been written back took 4 s each. What is tested (a SIGKILL, then a re-run) does
-# not depend on the filesystem: a killed process loses no write it made.
-COPIES=$E2E_WORK/roots/$SCENARIO-copies
-mkdir -p "$COPIES"
-ON_TMPFS=0
-if [[ "${E2E_KEEP:-0}" != 1 ]] && mount -t tmpfs -o mode=0755 gpuprov-e2e-11 "$COPIES" 2>/dev/null; then
-    ON_TMPFS=1
-else
-    log "copies on disk (no tmpfs: E2E_KEEP=1 or the mount was refused)"
-fi
-# The binary every copy runs, kept once beside them (same filesystem) and hard-linked into each:
-# copying and deleting 130 MB (debug info) per copy was most of that work. Nothing writes it in
-# place: apply never installs the binary it runs from (/usr/local/bin/gpuprov), and
-# write_file_atomic would replace the link, not the file.
-BIN=usr/local/bin/gpuprov
-SHARED_BIN=$COPIES/gpuprov
-mv "$TEMPLATE/$BIN" "$SHARED_BIN"
+killshim_copies_begin "$TEMPLATE" 11
 
 # fresh_copy NAME: this host, before any apply.
-fresh_copy() {
-    local dst="$COPIES/$1"
-    rm -rf "$dst"
-    cp -a --reflink=auto "$TEMPLATE" "$dst"
-    ln "$SHARED_BIN" "$dst/$BIN"
-    printf '%s\n' "$dst"
-}
+fresh_copy() { killshim_copy "$TEMPLATE" "$1"; }
 
 # Where the time goes, summed over every N and logged at the end (EPOCHREALTIME: sub-second).
 declare -A SPENT=()
-timed() { # timed PHASE CMD...: runs CMD (its status is returned), adds its wall time to PHASE
-    local phase=$1 t0=$EPOCHREALTIME rc=0
-    shift
-    "$@" || rc=$?
-    SPENT[$phase]=$(awk -v a="${SPENT[$phase]:-0}" -v t0="$t0" -v t1="$EPOCHREALTIME" 'BEGIN {printf "%.1f", a + t1 - t0}')
-    return "$rc"
-}
 
 # The step's status in the journal of the root's last run.
 journal_step() {
@@ -148,6 +117,5 @@ for ((N = 1; N <= TOTAL; N++)); do
 done
 log "where $TOTAL kills went (s): $(for p in apply copy remove plan checks; do printf '%s %s, ' "$p" "${SPENT[$p]:-0}"; done)"
 ROOT=$TEMPLATE
-mv "$SHARED_BIN" "$TEMPLATE/$BIN"
-if ((ON_TMPFS)); then umount "$COPIES" || umount -l "$COPIES" || true; fi
+killshim_copies_end
 scenario_end

@@ -47,39 +47,15 @@ for b in 580 595; do
 done
 killshim_install "$TEMPLATE"
 
-# Copies on a tmpfs of their own, the binary hard-linked into each (as 11 does, for the same reasons).
-COPIES=$E2E_WORK/roots/$SCENARIO-copies
-mkdir -p "$COPIES"
-ON_TMPFS=0
-if [[ "${E2E_KEEP:-0}" != 1 ]] && mount -t tmpfs -o mode=0755 gpuprov-e2e-45 "$COPIES" 2>/dev/null; then
-    ON_TMPFS=1
-else
-    log "copies on disk (no tmpfs: E2E_KEEP=1 or the mount was refused)"
-fi
-BIN=usr/local/bin/gpuprov
-SHARED_BIN=$COPIES/gpuprov
-mv "$TEMPLATE/$BIN" "$SHARED_BIN"
-copy_of() { # copy_of SRC NAME: a copy of SRC (a root under COPIES or the template) as COPIES/NAME
-    local dst="$COPIES/$2"
-    rm -rf "$dst"
-    cp -a --reflink=auto "$1" "$dst"
-    rm -f "$dst/$BIN"
-    ln "$SHARED_BIN" "$dst/$BIN"
-    printf '%s\n' "$dst"
-}
+# Copies on a tmpfs of their own, the binary hard-linked into each (lib/killshim.sh, as 11).
+killshim_copies_begin "$TEMPLATE" 45
+copy_of() { killshim_copy "$@"; } # copy_of SRC NAME
 remove_copy() {
     kill_procs_in_root || true
     if [[ "${E2E_KEEP:-0}" != 1 ]]; then rm -rf "$1"; fi
 }
 
 declare -A SPENT=()
-timed() { # timed PHASE CMD...: runs CMD, adds its wall time to PHASE
-    local phase=$1 t0=$EPOCHREALTIME rc=0
-    shift
-    "$@" || rc=$?
-    SPENT[$phase]=$(awk -v a="${SPENT[$phase]:-0}" -v t0="$t0" -v t1="$EPOCHREALTIME" 'BEGIN {printf "%.1f", a + t1 - t0}')
-    return "$rc"
-}
 
 # shellcheck source=lib/driver_graph.sh
 source "$E2E_DIR/lib/driver_graph.sh" # DRIVER_RE, NOT_DRIVER_RE
@@ -280,11 +256,7 @@ direction() {
     gp verify "$profile"
     expect_rc "$tag: verify after the change" 0
     check_target "$tag" "$dst" "$dst_rev"
-    local sim
-    sim=$(in_root "$ROOT" 120 apt-get -s -o APT::Get::Show-Versions=1 dist-upgrade 2>&1 || true)
-    printf '%s\n' "$sim" >"$OUT/dist-upgrade.txt"
-    assert_eq "$tag: apt-get -s dist-upgrade changes no NVIDIA driver package" "" \
-        "$(grep -E '^(Inst|Remv) ' <<<"$sim" | awk '{print $2}' | grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" || true)"
+    assert_dist_upgrade_keeps "$tag: apt-get -s dist-upgrade changes no NVIDIA driver package"
     want=$(end_state)
     printf '%s\n' "$want" >"$OUT/end-state.txt"
     kill_procs_in_root || true
@@ -361,6 +333,5 @@ remove_copy "$ROOT"
 OUT=$OUT_ALL
 log "time: $((SECONDS - T_START)) s in all; 580->595 ${SPENT[580-595]:-?} s, 595->580 ${SPENT[595-580]:-?} s; phases (s): $(for p in prepare plan apply resume copy; do printf '%s %s, ' "$p" "${SPENT[$p]:-0}"; done)"
 ROOT=$TEMPLATE
-mv "$SHARED_BIN" "$TEMPLATE/$BIN"
-if ((ON_TMPFS)); then umount "$COPIES" || umount -l "$COPIES" || true; fi
+killshim_copies_end
 scenario_end
