@@ -107,26 +107,31 @@ void add_cloud_init_command(CLI::App& app, const GlobalOptions&, int& exit_code)
         out << YAML::EndSeq;
 
         out << YAML::Key << "runcmd" << YAML::Value << YAML::BeginSeq;
-        if (!install_from.empty()) {
-            command(out, {"curl", "--fail", "--silent", "--show-error", "--location", "--retry",
-                          "5", "--proto", "=https", "--output", kDownload, install_from});
-            // runcmd is one shell script without `set -e`: the check and the install are one
-            // command, so a wrong download is never installed (the apply then fails visibly).
-            // A fixed string: no value of the user's reaches the shell.
-            command(out, {"sh", "-c",
-                          fmt::format("sha256sum --check --strict {} && install -m 0755 {} "
-                                      "/usr/local/bin/gpuprov",
-                                      kChecksum, kDownload)});
-        }
+        // One command, so its exit status is the boot's result: cloud-init runs runcmd as one
+        // script without `set -e`, where a failed download used to fall through to an older
+        // gpuprov already in the image, and that run's success became the boot's. Here the
+        // download, the checksum and the install must each succeed before apply runs.
         // gpuprov does not reboot by itself here: a reboot in the middle of runcmd would leave
         // cloud-init's first boot unfinished and run runcmd again. Exit 3 (reboot required,
         // resume unit in place) is a success for this boot; power_state then reboots once
-        // cloud-init is done. The profile reaches sh as "$1", never as script text.
-        command(out, {"sh", "-c",
-                      fmt::format("{} apply \"$1\" --yes --reboot never; rc=$?; "
-                                  "[ \"$rc\" -eq 3 ] && exit 0; exit \"$rc\"",
-                                  gpuprov),
-                      "gpuprov-apply", target});
+        // cloud-init is done. The profile ("$1") and the URL ("$2") reach sh as arguments, never
+        // as script text.
+        std::string script = "set -e; ";
+        std::vector<std::string> args{"gpuprov-apply", target};
+        if (!install_from.empty()) {
+            script += fmt::format("rm -f {0}; curl --fail --silent --show-error --location "
+                                  "--retry 5 --proto =https --proto-redir =https --output {0} \"$2\"; "
+                                  "sha256sum --check --strict {1}; "
+                                  "install -m 0755 {0} {2}; rm -f {0}; ",
+                                  kDownload, kChecksum, gpuprov);
+            args.push_back(install_from);
+        }
+        script += fmt::format("rc=0; {} apply \"$1\" --yes --reboot never || rc=$?; "
+                              "[ \"$rc\" -eq 3 ] && exit 0; exit \"$rc\"",
+                              gpuprov);
+        std::vector<std::string> argv{"sh", "-c", script};
+        argv.insert(argv.end(), args.begin(), args.end());
+        command(out, argv);
         out << YAML::EndSeq;
         out << YAML::Key << "power_state" << YAML::Value << YAML::BeginMap;
         out << YAML::Key << "mode" << YAML::Value << "reboot";

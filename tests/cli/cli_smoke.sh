@@ -194,9 +194,10 @@ doc = yaml.safe_load(open(sys.argv[1]))
 files = {f["path"]: f for f in doc["write_files"]}
 open(sys.argv[2], "w").write(files["/etc/gpuprov/my-train.yaml"]["content"])
 assert files["/etc/gpuprov/gpuprov.sha256"]["content"].split()[1] == "/usr/local/bin/gpuprov.download"
+assert len(doc["runcmd"]) == 1, doc["runcmd"]  # one command: its status is the boot's result
 run = doc["runcmd"][-1]
-assert run[0:2] == ["sh", "-c"] and run[2].startswith("/usr/local/bin/gpuprov apply \"$1\" --yes --reboot never"), run
-assert run[3:] == ["gpuprov-apply", "/etc/gpuprov/my-train.yaml"], run
+assert run[0:2] == ["sh", "-c"] and "/usr/local/bin/gpuprov apply \"$1\" --yes --reboot never" in run[2], run
+assert run[3:] == ["gpuprov-apply", "/etc/gpuprov/my-train.yaml", "https://example.com/gpuprov"], run
 assert doc["power_state"]["mode"] == "reboot"
 assert "/usr/local/bin/gpuprov status" in doc["power_state"]["condition"][2]
 assert "/usr/local/bin/gpuprov status" in files["/var/lib/cloud/scripts/per-boot/gpuprov-status"]["content"]
@@ -233,6 +234,57 @@ assert run(["sh", d + "/per-boot"], 1) == 0  # no journal yet: the first boot's 
 open(d + "/state.json", "w").write("{}")
 assert [run(["sh", d + "/per-boot"], rc) for rc in (0, 1, 3)] == [0, 1, 3]
 assert open(d + "/args").read().split("\n")[0] == "status"
+PY
+# --install-from: download, checksum, install and apply are one chain, so any failure is the
+# boot's failure and never lets an older gpuprov already in the image run apply. Run with
+# stand-ins for curl (records its URL, fails with $CURL_RC or writes $CURL_SRC) and for the old
+# and new gpuprov, the paths moved under $ci.
+printf '#!/bin/sh\necho new >"%s/ran"\nexit "${FAKE_RC:-0}"\n' "$ci" >"$ci/new-gpuprov"
+expect_exit 0 "cloud-init --install-from" "$bin" cloud-init cv-train \
+    --install-from 'https://example.com/gpuprov?a=$(touch pwned)' --sha256 "$(sha256sum "$ci/new-gpuprov" | cut -c1-64)"
+sed -e "s|/usr/local/bin/|$ci/local/|g" -e "s|/etc/gpuprov/|$ci/etc/|g" $scratch/out >"$ci/user-data-dl"
+cat >"$ci/bin/curl" <<'CURL'
+#!/bin/sh
+for a; do [ "$prev" = --output ] && out=$a; prev=$a; done
+printf '%s\n' "$a" >"$(dirname "$0")/../url"
+[ "${CURL_RC:-0}" -eq 0 ] || exit "$CURL_RC"
+cat "$CURL_SRC" >"$out"
+CURL
+chmod +x "$ci/bin/curl"
+python3 - "$ci/user-data-dl" "$ci" <<'PY' && ok || bad "cloud-init --install-from chain misbehaves"
+import os, shutil, subprocess, sys, yaml
+doc, d = yaml.safe_load(open(sys.argv[1])), sys.argv[2]
+os.makedirs(d + "/etc", exist_ok=True)
+for f in doc["write_files"]:
+    if f["path"].startswith(d + "/etc/"):
+        open(f["path"], "w").write(f["content"])
+assert len(doc["runcmd"]) == 1, doc["runcmd"]
+run_cmd = doc["runcmd"][0]
+def attempt(curl_rc=0, src=d + "/new-gpuprov", fake_rc=0):
+    os.makedirs(d + "/local", exist_ok=True)
+    open(d + "/local/gpuprov", "w").write("#!/bin/sh\necho old >\"%s/ran\"\nexit 0\n" % d)
+    os.chmod(d + "/local/gpuprov", 0o755)
+    if os.path.exists(d + "/ran"):
+        os.remove(d + "/ran")
+    env = dict(os.environ, PATH=d + "/bin:" + os.environ["PATH"], CURL_RC=str(curl_rc),
+               CURL_SRC=src, FAKE_RC=str(fake_rc))
+    rc = subprocess.run(run_cmd, env=env, cwd=d).returncode
+    ran = open(d + "/ran").read().strip() if os.path.exists(d + "/ran") else None
+    return rc, ran
+# A failed download: the boot fails and the old binary in the image never runs.
+rc, ran = attempt(curl_rc=22)
+assert rc != 0 and ran is None, (rc, ran)
+# A download with the wrong checksum: the same, and it is not installed.
+open(d + "/tampered", "w").write("#!/bin/sh\necho tampered >\"%s/ran\"\n" % d)
+rc, ran = attempt(src=d + "/tampered")
+assert rc != 0 and ran is None, (rc, ran)
+assert "old" in open(d + "/local/gpuprov").read()
+# The pinned binary is installed and runs apply; its exit 3 is this boot's success, 1 its failure.
+assert attempt() == (0, "new") and attempt(fake_rc=3) == (0, "new") and attempt(fake_rc=1) == (1, "new")
+assert not os.path.exists(d + "/local/gpuprov.download")
+# The URL reached curl as one argument, never as script text.
+assert open(d + "/url").read().strip() == "https://example.com/gpuprov?a=$(touch pwned)"
+assert not os.path.exists(d + "/pwned")
 PY
 rm -rf "$ci"
 # apply without root is refused before anything happens (only meaningful when not root).
