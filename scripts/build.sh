@@ -17,9 +17,18 @@ launcher=()
 if command -v ccache >/dev/null && [[ "${CCACHE_DISABLE:-0}" != "1" ]]; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
-    -DGPUPROV_WARNINGS_AS_ERRORS="${GPUPROV_WARNINGS_AS_ERRORS:-ON}" \
-    -DGPUPROV_BUILD_TESTS="${GPUPROV_BUILD_TESTS:-ON}" \
+# Warnings are errors and the tests are built in a new tree (a developer's), unless the
+# environment says otherwise. An existing tree keeps what it was configured with: flipping
+# either recompiles everything, so scripts/package.sh reuses a tree as it is.
+options=()
+for opt in GPUPROV_WARNINGS_AS_ERRORS GPUPROV_BUILD_TESTS; do
+    if [[ -n "${!opt:-}" ]]; then
+        options+=("-D$opt=${!opt}")
+    elif [[ ! -f build/CMakeCache.txt ]]; then
+        options+=("-D$opt=ON")
+    fi
+done
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "${options[@]}" \
     -DGPUPROV_GLIBC_SYSROOT="$sysroot" >/dev/null
 cmake --build build -j "$(nproc)" "$@"
 if [[ -n "$sysroot" ]]; then scripts/check-portable.sh build/gpuprov; fi

@@ -10,6 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:-dist-out}" && cd "${1:-dist-out}" && pwd)
 
+# An existing build tree is reused as it is configured (build/gpuprov relinks against the
+# sysroot if it was not the release binary yet; nothing recompiles). A new one is a packager's:
+# warnings are not errors (another compiler may warn where ours does not) and no tests.
+if [[ ! -f build/CMakeCache.txt ]]; then
+    export GPUPROV_WARNINGS_AS_ERRORS=${GPUPROV_WARNINGS_AS_ERRORS:-OFF}
+    export GPUPROV_BUILD_TESTS=${GPUPROV_BUILD_TESTS:-OFF}
+fi
 scripts/build.sh --release --target gpuprov >&2
 # The install paths are a configure-time choice (GNUInstallDirs puts /etc beside a /usr
 # prefix); changing the prefix recompiles nothing.
