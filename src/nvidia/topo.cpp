@@ -19,6 +19,45 @@ bool is_blank(char c) {
     return c == ' ' || c == '\t';
 }
 
+// Length of a "select graphic rendition" code at the start of s: ESC [ digits/semicolons m, or
+// the same without its ESC, as copies pasted into issue trackers keep it ("[4mGPU0"). Drivers
+// from R590 underline the header row even into a pipe (sgl-project/sglang#26039: 590.44.01,
+// captured by a Python subprocess), so the first GPU label arrives as "\x1b[4mGPU0".
+std::size_t sgr_length(std::string_view s) {
+    std::size_t i = (!s.empty() && s[0] == '\x1b') ? 1 : 0;
+    if (i >= s.size() || s[i] != '[') {
+        return 0;
+    }
+    ++i;
+    const auto params = i;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == ';')) {
+        ++i;
+    }
+    if (i >= s.size() || s[i] != 'm' || (i == params && s[0] != '\x1b')) {
+        return 0;
+    }
+    return i + 1;
+}
+
+// A cell without the rendition codes around it. Only at a cell's ends: no cell of the matrix
+// holds one inside, and "[" never starts a real cell.
+std::string strip_sgr(std::string_view cell) {
+    while (const auto n = sgr_length(cell)) {
+        cell.remove_prefix(n);
+    }
+    for (auto at = cell.rfind('['); at != std::string_view::npos; at = cell.rfind('[')) {
+        auto from = at;
+        if (from > 0 && cell[from - 1] == '\x1b') {
+            --from;
+        }
+        if (sgr_length(cell.substr(from)) != cell.size() - from) {
+            break;
+        }
+        cell = cell.substr(0, from);
+    }
+    return std::string(trim(cell));
+}
+
 // Cells are TAB separated; the self cell is " X " and the affinity columns may be empty.
 // Captures pasted from a terminal often have the TABs turned into spaces: a line without a TAB
 // is split on runs of blanks, and one that starts with a blank (the header row) gets the empty
@@ -28,7 +67,7 @@ std::vector<std::string> cells(std::string_view line) {
     std::vector<std::string> out;
     if (line.find('\t') != std::string_view::npos) {
         for (const auto& c : split(line, '\t')) {
-            out.emplace_back(trim(c));
+            out.push_back(strip_sgr(trim(c)));
         }
         return out;
     }
@@ -48,7 +87,10 @@ std::vector<std::string> cells(std::string_view line) {
             ++end;
         }
         if (end > i) {
-            out.emplace_back(line.substr(i, end - i));
+            auto cell = strip_sgr(line.substr(i, end - i));
+            if (!cell.empty() || out.empty()) {
+                out.push_back(std::move(cell));
+            }
         }
         i = end;
     }
@@ -67,6 +109,14 @@ std::optional<TopoMatrix> parse_topo_matrix(std::string_view output) {
         if (c.size() >= 2 && c[0].empty() && is_gpu_label(c[1])) {
             header = i;
             columns = std::move(c);
+            break;
+        }
+        // A copy that lost the header's leading TAB starts with GPU0 itself; a data row's
+        // second cell is "X" or a link, never a second label.
+        if (c.size() >= 2 && c[0] == "GPU0" && is_gpu_label(c[1])) {
+            header = i;
+            columns = std::move(c);
+            columns.insert(columns.begin(), std::string());
             break;
         }
     }

@@ -97,6 +97,29 @@ TEST(CheckGpus, NvlinkPairsOnlyFailsNamingTheGap) {
     EXPECT_EQ(nvlink->found, "GPU0-GPU2: SYS");
 }
 
+TEST(CheckGpus, NvlinkPassesOnRealR590Capture) {
+    // The underlined header R590+ prints used to leave "no GPU matrix in the output".
+    FakeSystem sys;
+    script_query(sys, "query-535-h100.csv");
+    sys.on_command(kTopo, answer_ok(read_fixture("cmd/topo/b300-8gpu-590-sglang.txt")));
+    const auto nvlink_all = run_gpus(sys, gpu_profile(2, std::nullopt, std::nullopt, "nvlink"));
+    const auto* nvlink = find_check(nvlink_all, "gpus.nvlink");
+    ASSERT_NE(nvlink, nullptr);
+    EXPECT_TRUE(nvlink->passed) << nvlink->found;
+    EXPECT_EQ(nvlink->found, "NVLink between every pair");
+}
+
+TEST(CheckGpus, NvlinkFailsOnCubeMeshNamingThePcieOnlyPair) {
+    FakeSystem sys;
+    script_query(sys, "query-535-h100.csv");
+    sys.on_command(kTopo, answer_ok(read_fixture("cmd/topo/v100-8gpu-cube-mesh-580.txt")));
+    const auto nvlink_all = run_gpus(sys, gpu_profile(2, std::nullopt, std::nullopt, "nvlink"));
+    const auto* nvlink = find_check(nvlink_all, "gpus.nvlink");
+    ASSERT_NE(nvlink, nullptr);
+    EXPECT_FALSE(nvlink->passed);
+    EXPECT_EQ(nvlink->found, "GPU0-GPU5: SYS");
+}
+
 TEST(CheckGpus, PcieInterconnectRunsNoTopology) {
     FakeSystem sys;
     script_query(sys, "query-580-a100.csv");

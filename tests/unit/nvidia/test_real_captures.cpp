@@ -101,6 +101,53 @@ TEST(RealCaptures, TopoHgxH100PastedWithSpaces) {
     EXPECT_TRUE(any_p2p_path(*topo));
 }
 
+namespace {
+
+struct TopoCase {
+    const char* file;
+    std::size_t gpus;
+    bool all_nvlink;
+    const char* cell_0_1;
+};
+
+} // namespace
+
+TEST(RealCaptures, TopoNvlinkHostsWithNicColumns) {
+    for (const auto& c : {
+             // R590 on 8×B300: the header underlined, as the issue kept it ("[4m", no ESC).
+             TopoCase{"b300-8gpu-590-sglang.txt", 8, true, "NV18"},
+             // The same underline with its ESC bytes, 2 GPUs and 2 NICs.
+             TopoCase{"2gpu-nv12-colorized.txt", 2, true, "NV12"},
+             TopoCase{"a100-4gpu-nic-580.txt", 4, true, "NV12"},
+             TopoCase{"h200-8gpu-570-8nic.txt", 8, true, "NV18"},
+             // A copy that lost the header's leading TAB.
+             TopoCase{"h100-8gpu-580-12nic-no-leading-tab.txt", 8, true, "NV18"},
+             // The V100 hybrid cube mesh: NVLink, but not between every pair.
+             TopoCase{"v100-8gpu-cube-mesh-580.txt", 8, false, "NV1"},
+         }) {
+        SCOPED_TRACE(c.file);
+        const auto topo = parse_topo_matrix(read_fixture(std::string("cmd/topo/") + c.file));
+        ASSERT_TRUE(topo.has_value());
+        ASSERT_EQ(topo->gpus.size(), c.gpus);
+        EXPECT_EQ(topo->gpus.front(), "GPU0");
+        EXPECT_EQ(topo->gpus.back(), "GPU" + std::to_string(c.gpus - 1));
+        EXPECT_EQ(topo->links[0][0], "X");
+        EXPECT_EQ(topo->links[0][1], c.cell_0_1);
+        EXPECT_EQ(topo->links[c.gpus - 1][c.gpus - 1], "X");
+        EXPECT_EQ(all_pairs_nvlink(*topo), c.all_nvlink);
+        EXPECT_TRUE(any_p2p_path(*topo));
+    }
+}
+
+TEST(RealCaptures, TopoCubeMeshKeepsSysPairs) {
+    const auto topo = parse_topo_matrix(read_fixture("cmd/topo/v100-8gpu-cube-mesh-580.txt"));
+    ASSERT_TRUE(topo.has_value());
+    EXPECT_EQ(topo->links[0][5], "SYS");
+    EXPECT_EQ(topo->links[5][0], "SYS");
+    EXPECT_EQ(topo->links[1][5], "NV2");
+    EXPECT_EQ(topo->links[7][6], "NV2");
+}
+
 TEST(RealCaptures, TopoFivePcieGpusPastedWithSpaces) {
     // noonghunna/club-3090#46 (driver 580.126.20): two NUMA nodes, no NVLink, no PIX/PXB.
     const auto topo = parse_topo_matrix(read_fixture("cmd/topo/5gpu-pcie-spaces.txt"));

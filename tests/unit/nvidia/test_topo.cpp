@@ -52,3 +52,19 @@ TEST(Topo, NoMatrixInErrorOutput) {
     ASSERT_TRUE(one.has_value());
     EXPECT_FALSE(all_pairs_nvlink(*one));
 }
+
+TEST(Topo, UnderlinedHeaderPastedWithSpaces) {
+    // The R590+ underline around the header, in a copy whose TABs became spaces.
+    const auto topo = parse_topo_matrix("        \x1b[4mGPU0    GPU1    CPU Affinity\x1b[0m\n"
+                                        "GPU0     X      NV18    0-7\n"
+                                        "GPU1    NV18     X      0-7\n");
+    ASSERT_TRUE(topo.has_value());
+    ASSERT_EQ(topo->gpus, (std::vector<std::string>{"GPU0", "GPU1"}));
+    EXPECT_EQ(topo->links[1][0], "NV18");
+    EXPECT_TRUE(all_pairs_nvlink(*topo));
+}
+
+TEST(Topo, BracketsThatAreNotRenditionCodesStay) {
+    // "[m" without its ESC is not taken for a code, so a header made of it is no header.
+    EXPECT_FALSE(parse_topo_matrix("\t[mGPU0\tGPU1\nGPU0\t X \tNV1\nGPU1\tNV1\t X \n").has_value());
+}
