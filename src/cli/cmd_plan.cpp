@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
+#include <gpuprov/builtin_names.hpp>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/journal.hpp>
@@ -97,10 +98,8 @@ StepFilter make_filter(const StepFilterArgs& args) {
 }
 
 std::string profile_digest_text(const std::string& profile_arg) {
-    for (const auto& f : builtin_profiles()) {
-        if (f.name == profile_arg + ".yaml") {
-            return std::string(f.content);
-        }
+    if (const auto text = builtin_profile_text(profile_arg)) {
+        return std::string(*text);
     }
     return resolved_profile_yaml(profile_arg);
 }

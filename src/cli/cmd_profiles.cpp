@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <gpuprov/builtin_names.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
@@ -12,12 +13,7 @@
 namespace gpuprov::cli {
 
 bool is_builtin_profile(const std::string& name) {
-    for (const auto& f : builtin_profiles()) {
-        if (f.name == name + ".yaml") {
-            return true;
-        }
-    }
-    return false;
+    return builtin_profile_text(name).has_value();
 }
 
 std::string canonical_profile_arg(const std::string& arg) {
@@ -32,8 +28,7 @@ void add_profiles_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
     cmd->require_subcommand(1);
 
     cmd->add_subcommand("list", "list the built-in profiles")->callback([] {
-        for (const auto& f : builtin_profiles()) {
-            const auto name = std::string(f.name.substr(0, f.name.size() - 5));
+        for (const auto& name : builtin_profile_names()) {
             const auto p = load_profile(name, Matrix::builtin());
             std::cout << fmt::format("{:<12} {}\n", name, p.description);
         }
@@ -45,11 +40,9 @@ void add_profiles_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
         ->type_name(kProfileValue)
         ->required();
     show->callback([&exit_code] {
-        for (const auto& f : builtin_profiles()) {
-            if (f.name == show_name + ".yaml") {
-                std::cout << f.content;
-                return;
-            }
+        if (const auto text = builtin_profile_text(show_name)) {
+            std::cout << *text;
+            return;
         }
         // Loading first means an invalid file is reported, not echoed.
         (void)load_profile(show_name, Matrix::builtin());

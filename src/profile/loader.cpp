@@ -187,6 +187,13 @@ std::vector<std::string> builtin_profile_names() {
     return names;
 }
 
+std::optional<std::string_view> builtin_profile_text(std::string_view name) {
+    if (const auto* f = profile_detail::find_builtin(name)) {
+        return f->content;
+    }
+    return std::nullopt;
+}
+
 Profile load_profile(const std::string& name_or_path, const Matrix& matrix) {
     using namespace profile_detail;
     if (const auto* f = find_builtin(name_or_path)) {

@@ -1,6 +1,7 @@
 #include "profile_test_support.hpp"
 
 #include <algorithm>
+#include <gpuprov/builtin_names.hpp>
 
 namespace gpuprov {
 namespace {
@@ -16,6 +17,17 @@ TEST(BuiltinProfiles, AllThreeAreCompiledIn) {
     }
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"cv-train.yaml", "nlp-infer.yaml", "sci-sim.yaml"}));
+}
+
+TEST(BuiltinProfiles, TextByNameAndNoneForAFileOrAPrefix) {
+    const auto text = builtin_profile_text("sci-sim");
+    ASSERT_TRUE(text.has_value());
+    EXPECT_NE(text->find("name: sci-sim"), std::string_view::npos);
+    EXPECT_FALSE(builtin_profile_text("sci").has_value());
+    EXPECT_FALSE(builtin_profile_text("sci-sim.yaml").has_value());
+    EXPECT_FALSE(builtin_profile_text("./cv-train").has_value());
+    EXPECT_EQ(builtin_profile_names(),
+              (std::vector<std::string>{"cv-train", "nlp-infer", "sci-sim"}));
 }
 
 TEST(BuiltinProfiles, CvTrain) {
