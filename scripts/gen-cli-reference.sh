@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates what the packages ship about the command line from the binary's own definition:
-# bash and zsh completion (`gpuprov completion bash|zsh`) and the man page's step id list
-# (`gpuprov completion steps`). With --check, changes nothing and exits 1 naming each stale file
+# bash and zsh completion (`gpuprov completion bash|zsh`), the man page's step id list and the
+# Ansible module's `choices` for only/skip (`gpuprov completion steps`). With --check, changes nothing and exits 1 naming each stale file
 # (tests/cli/cli_reference.sh runs it in ctest, so a new flag, step or built-in cannot ship
 # without its completion).
 # Usage: scripts/gen-cli-reference.sh [--check] BUILD_DIR/gpuprov
@@ -26,9 +26,30 @@ awk -v steps="$steps." '
     /^\.\\" BEGIN step ids/ { print steps; skipping = 1 }
 ' "$repo/dist/gpuprov.1" >"$scratch/gpuprov.1"
 
+# The Ansible module between its BEGIN/END step ids markers (two YAML `choices:` lists in its
+# DOCUMENTATION, one Python list for its argument_spec), indented as the marker is.
+module=contrib/ansible/gpuprov/plugins/modules/gpuprov.py
+awk -v steps="$("$bin" completion steps | paste -sd' ')" '
+    /# END step ids/ { skipping = 0 }
+    !skipping { print }
+    /# BEGIN step ids: (yaml|python)/ {
+        indent = $0; sub(/#.*/, "", indent)
+        n = split(steps, ids, " ")
+        if ($0 ~ /: yaml/) {
+            print indent "choices:"
+            for (i = 1; i <= n; i++) print indent "  - " ids[i]
+        } else {
+            print indent "STEP_IDS = ["
+            for (i = 1; i <= n; i++) print indent "    \"" ids[i] "\","
+            print indent "]"
+        }
+        skipping = 1
+    }
+' "$repo/$module" >"$scratch/gpuprov.py"
+
 stale=0
 for pair in "gpuprov.bash:dist/completion/gpuprov.bash" "_gpuprov:dist/completion/_gpuprov" \
-    "gpuprov.1:dist/gpuprov.1"; do
+    "gpuprov.1:dist/gpuprov.1" "gpuprov.py:$module"; do
     new=$scratch/${pair%%:*} target=$repo/${pair#*:}
     if cmp -s "$new" "$target"; then
         continue
