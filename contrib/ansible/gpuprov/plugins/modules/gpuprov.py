@@ -117,7 +117,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 
 # The step ids, in order, as `gpuprov completion steps` prints them: only/skip accept these
-# (choices), and tests/cli/cli_reference.sh fails when they differ from the binary's.
+# (choices), and ctest cli_reference (gen-cli-reference.sh --check) fails when they differ.
 # BEGIN step ids: python (scripts/gen-cli-reference.sh writes them from `gpuprov completion steps`)
 STEP_IDS = [
     "preflight",
