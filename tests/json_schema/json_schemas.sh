@@ -137,6 +137,7 @@ mutate facts facts "no format_version" 'del d["format_version"]' "'format_versio
 mutate facts facts "no kernel" 'del d["kernel"]' "'kernel' is a required property"
 mutate facts facts "an unknown field" 'd["surprise"] = 1' "surprise"
 mutate facts facts "a GPU without its model" 'del d["gpus"][0]["model"]' "'model' is a required property"
+mutate facts facts "EL facts on a Debian host" 'd["el"] = {}' "is not of type 'null'"
 mutate plan plan "format_version 2" 'd["format_version"] = 2' "format_version"
 mutate plan plan "a host without os (facts.schema.json through plan's reference)" 'del d["host"]["os"]' "'os' is a required property"
 mutate plan plan "a host with format_version" 'd["host"]["format_version"] = 1' "host"
