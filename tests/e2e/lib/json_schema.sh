@@ -48,7 +48,7 @@ schemas_after_apply() {
     expect_rc "status --json after apply" 0
     assert_eq "status --json after apply: done" "done" "$(json_value "$GP_STDOUT" 'd["result"]')"
     gp_schema doctor doctor --json --profile "$PROFILE_IN_ROOT"
-    log "doctor --json after apply: exit $GP_RC"
+    expect_rc "doctor --json on a converged host: healthy" 0
     gp_schema plan plan "$PROFILE_IN_ROOT" --json
     expect_rc "plan --json after apply" 0
     assert_eq "plan --json after apply: nothing pending" False "$(json_value "$GP_STDOUT" 'd["changes_pending"]')"
