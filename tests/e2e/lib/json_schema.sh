@@ -7,9 +7,9 @@ assert_schema() {
     local name=$1 file=$2 report
     report="$OUT/schema-$name-$(basename "$file").txt"
     if "$E2E_PYTHON" "$REPO_ROOT/tests/json_schema/validate.py" "$name" "$file" >"$report" 2>&1; then
-        pass "$name --json output validates against docs/schemas/$name.schema.json ($file)"
+        pass "the $name document validates against docs/schemas/$name.schema.json ($file)"
     else
-        fail "$name --json output does not validate against docs/schemas/$name.schema.json ($report)"
+        fail "the $name document does not validate against docs/schemas/$name.schema.json ($report)"
         head -n 20 "$report" >&2
     fi
 }
