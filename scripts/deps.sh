@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev libspdlog-dev
       libcurl4-openssl-dev libssl-dev zlib1g-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
-    pkgs+=(libgtest-dev googletest gpgv gpg prometheus cloud-init python3-yaml)
+    pkgs+=(libgtest-dev googletest gpgv gpg prometheus cloud-init python3-yaml python3-jsonschema)
     # The ASan+UBSan build and libFuzzer targets (scripts/sanitize.sh, scripts/fuzz.sh) and
     # clang-tidy (scripts/tidy.sh); libclang-rt holds the sanitizer and libFuzzer runtimes.
     pkgs+=(clang libclang-rt-14-dev clang-tidy)

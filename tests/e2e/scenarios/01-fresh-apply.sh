@@ -3,7 +3,11 @@
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
+# shellcheck source=lib/json_schema.sh
+source "$E2E_DIR/lib/json_schema.sh"
 scenario_begin clean
+# The --json documents of a real run validate against docs/schemas (issue 20 item 2).
+schemas_before_apply
 
 gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "apply on a fresh host" 0
@@ -94,6 +98,7 @@ assert_grep "metrics logs each probe's size" \
     "$OUT/metrics-run.log"
 check "metrics adds at most 10 lines to the log ($(wc -l <"$OUT/metrics-run.log"))" \
     test "$(wc -l <"$OUT/metrics-run.log")" -le 10
+schemas_after_apply
 assert_eq "journal result" "done" "$(journal_result)"
 assert_eq "dpkg --audit is empty" "" "$(dpkg_audit)"
 assert_no_tmp_files

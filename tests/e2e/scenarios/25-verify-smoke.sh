@@ -9,6 +9,8 @@ set -euo pipefail
 source "$(dirname "$0")/../lib/scenario.sh"
 # shellcheck source=mirror/payload.sh
 source "$E2E_DIR/mirror/payload.sh"
+# shellcheck source=lib/json_schema.sh
+source "$E2E_DIR/lib/json_schema.sh"
 scenario_begin clean
 
 # A PyTorch profile whose venv does not exist: smoke.pytorch must say so, not pass.
@@ -35,6 +37,7 @@ private_dirs() { find "$ROOT/tmp" -maxdepth 1 -name 'gpuprov-smoke-*' 2>/dev/nul
 # 1. GPUs on PCI, no driver: nvidia-smi cannot answer, so nothing runs.
 gp verify "$PROFILE_IN_ROOT" --smoke --json --junit /tmp/verify.xml
 expect_rc "verify --smoke without a driver fails on the driver checks" 1
+assert_schema verify "$GP_STDOUT"
 report=$(smoke_report "$GP_STDOUT")
 log "smoke: $(paste -sd';' <<<"$report")"
 for id in smoke.cuda smoke.nccl smoke.pytorch; do
@@ -61,6 +64,7 @@ printf 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Thu Feb 22 01
 payload_nvcc 12.4 >"$ROOT/usr/local/cuda-12.4/bin/nvcc"
 chmod 0755 "$ROOT/usr/local/cuda-12.4/bin/nvcc"
 gp verify "$PROFILE_IN_ROOT" --smoke --json
+assert_schema verify "$GP_STDOUT"
 report=$(smoke_report "$GP_STDOUT")
 log "smoke: $(paste -sd';' <<<"$report")"
 check "smoke.cuda fails: the stand-in nvcc built nothing" \

@@ -7,7 +7,11 @@
 set -euo pipefail
 # shellcheck source=lib/scenario_el.sh
 source "$(dirname "$0")/../lib/scenario_el.sh"
+# shellcheck source=lib/json_schema.sh
+source "$E2E_DIR/lib/json_schema.sh"
 el_scenario_begin clean
+# The --json documents of a real run validate against docs/schemas (issue 20 item 2).
+schemas_before_apply
 
 gp apply "$PROFILE_IN_ROOT" --yes
 expect_rc "apply on a fresh EL host" 0
@@ -58,4 +62,5 @@ assert_grep "log: a dnf transaction with exit code and duration" \
 assert_grep "log: the refresh of gpuprov's repository alone" 'run `dnf .*makecache .*--repo gpuprov-cuda` -> exit 0' "$LOG"
 gp plan "$PROFILE_IN_ROOT" --detailed-exitcode
 expect_rc "plan --detailed-exitcode after apply: nothing to do" 0
+schemas_after_apply
 scenario_end

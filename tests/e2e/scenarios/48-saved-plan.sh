@@ -10,6 +10,8 @@
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
+# shellcheck source=lib/json_schema.sh
+source "$E2E_DIR/lib/json_schema.sh"
 scenario_begin clean
 
 host_state() {
@@ -23,6 +25,7 @@ mirror_fault 'compute/cuda/repos/debian12/x86_64/InRelease$' file:yesterday/InRe
 gp plan "$PROFILE_IN_ROOT" --out "$SAVED"
 expect_rc "plan --out against yesterday's index" 0
 assert_file "the saved plan" "$ROOT$SAVED"
+assert_schema saved-plan "$ROOT$SAVED"
 assert_grep "plan --out says how to apply it" "apply --plan $SAVED" "$GP_STDERR"
 check "the saved plan: format_version 1, the profile, yesterday's 550 build" "$E2E_PYTHON" -c '
 import json, sys
@@ -59,6 +62,7 @@ assert_grep "log: one line per HTTP request: URL, status, bytes, time, attempt" 
 # Reviewed again, applied unchanged: exactly the saved transaction.
 gp plan "$PROFILE_IN_ROOT" --out "$SAVED"
 expect_rc "plan --out again" 0
+assert_schema saved-plan "$ROOT$SAVED"
 : >"$ROOT/var/log/dpkg.log"
 gp apply --plan "$SAVED"
 expect_rc "apply --plan of the fresh review" 0
