@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e-timeout: 480
 # EL: a fresh Rocky 9 host, 4x A100, no nouveau: apply converges in one run with real dnf and rpm
 # and verify passes. Repositories are .repo files with gpgcheck=1 and repo_gpgcheck=1 keyed to the
 # pinned key; the driver is cv-train's, branch 580's open module stream (580-open) at its newest
