@@ -390,8 +390,16 @@ std::vector<DriverBranchInfo> read_branches(const Reader& r, const YAML::Node& l
             std::all_of(b.eol.begin(), b.eol.end(), [](char ch) {
                 return ch == '-' || std::isdigit(static_cast<unsigned char>(ch)) != 0;
             });
-        if (b.eol != "ended" && !month) {
-            r.fail(row["eol"], "'eol' must be a year-month such as \"2026-06\", or ended");
+        if (b.eol != "ended" && b.eol != "none" && !month) {
+            r.fail(row["eol"],
+                   "'eol' must be a year-month such as \"2026-06\", ended, or none (a new "
+                   "feature branch, which NVIDIA gives no end-of-life date)");
+        }
+        // NVIDIA: "New Feature Branches are short-lived and do not have an end-of-life date";
+        // every other branch has one.
+        if (b.eol == "none" && b.type != "new-feature") {
+            r.fail(row["eol"], "'eol: none' is for a new-feature branch only: NVIDIA dates the "
+                               "end of life of every long term support and production branch");
         }
         if (!out.empty() && out.back().branch >= b.branch) {
             r.fail(row["branch"], "driver branches must be sorted, oldest first");

@@ -218,6 +218,11 @@ std::string Matrix::branch_lifecycle(int branch, const std::string& today) const
         return out + " past its end of life (NVIDIA no longer lists a date); it gets no more "
                      "fixes, choose a supported branch";
     }
+    if (info->eol == "none") {
+        return out + " no end-of-life date: NVIDIA fixes a new feature branch only until the "
+                     "next branch ships; for fixes over years choose a production or long term "
+                     "support branch";
+    }
     const bool past = !today.empty() && info->eol < today;
     out += " end of life " + month_name(info->eol);
     if (past) {

@@ -104,8 +104,15 @@ TEST(K8sManifests, TheImageFollowsTheDriverBranch) {
     // R550 left the GPU Operator's component matrix after v24.6: its device plugin, v0.16.2.
     EXPECT_EQ(k8s_manifests(node("550", "default"), m()).image,
               "nvcr.io/nvidia/k8s-device-plugin:v0.16.2");
+    // R610: GPU Operator 26.7.0's device plugin, which NVIDIA validated with that branch.
+    const auto r610 = k8s_manifests(node("610", "default"), m());
+    EXPECT_TRUE(r610.validated);
+    EXPECT_EQ(r610.image, "nvcr.io/nvidia/k8s-device-plugin:v0.20.0");
+    EXPECT_EQ(r610.yaml.find("NVIDIA validated no release"), std::string::npos) << r610.yaml;
+    // R620: no GPU Operator release lists it yet: the newest plugin, said to be unvalidated.
     const auto unlisted = k8s_manifests(node("620", "default"), m());
     EXPECT_FALSE(unlisted.validated);
+    EXPECT_EQ(unlisted.image, "nvcr.io/nvidia/k8s-device-plugin:v0.20.0");
     EXPECT_EQ(unlisted.image,
               "nvcr.io/nvidia/k8s-device-plugin:" + m().device_plugin_releases().front().version);
     EXPECT_NE(unlisted.yaml.find("NVIDIA validated no release with driver branch 620"),

@@ -441,6 +441,27 @@ TEST_F(Steps, DriverNotesTheLongTermBranchAndItsEndOfLife) {
     EXPECT_EQ(notes[0], "driver branch R580: Long Term Support Branch, end of life June 2028");
 }
 
+TEST_F(Steps, DriverNotesANewFeatureBranchHasNoEndOfLifeDate) {
+    // R615 (CUDA 13.4's branch) and R590: New Feature Branches, which NVIDIA does not date.
+    for (const char* branch : {"615", "590"}) {
+        profile.driver->branch = branch;
+        TestHost host;
+        StepRunner run(host, profile);
+        const auto r = run.check("driver");
+        std::vector<std::string> notes;
+        for (const auto& c : r.changes) {
+            if (c.kind == Change::Kind::note) {
+                notes.push_back(c.detail);
+            }
+        }
+        ASSERT_FALSE(notes.empty()) << branch;
+        EXPECT_EQ(notes[0], std::string("driver branch R") + branch +
+                                ": New Feature Branch, no end-of-life date: NVIDIA fixes a new "
+                                "feature branch only until the next branch ships; for fixes over "
+                                "years choose a production or long term support branch");
+    }
+}
+
 TEST_F(Steps, DriverOnlyHoldsWhenInstalledButNotHeld) {
     TestHost host;
     host.converge();

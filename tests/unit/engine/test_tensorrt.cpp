@@ -71,6 +71,25 @@ TEST(TensorrtPick, NewestTensorrtThenTheHighestBuildNotAboveTheCuda) {
     EXPECT_FALSE(pick_tensorrt(index, "libnvinfer10", "10", v("11.8")));
 }
 
+TEST(TensorrtPick, Tensorrt11BuildsAsNvidiasRepoCarriesThem) {
+    // libnvinfer11 versions recorded from NVIDIA's CUDA repos (nvidia-repos-2026.md [C32]).
+    const PackageIndex index(
+        set_records({"libnvinfer11"}, {"11.0.0.114-1+cuda12.9", "11.0.0.114-1+cuda13.2",
+                                       "11.1.0.106-1+cuda13.3", "11.3.0.99-1+cuda13.4"}));
+    EXPECT_EQ(pick_tensorrt(index, "libnvinfer11", "11", v("13.4")), "11.3.0.99-1+cuda13.4");
+    // CUDA 13.5 has no build of its own yet: the newest not built for a newer CUDA.
+    EXPECT_EQ(pick_tensorrt(index, "libnvinfer11", "11", v("13.5")), "11.3.0.99-1+cuda13.4");
+    EXPECT_EQ(pick_tensorrt(index, "libnvinfer11", "11", v("13.3")), "11.1.0.106-1+cuda13.3");
+    EXPECT_EQ(pick_tensorrt(index, "libnvinfer11", "11", v("12.9")), "11.0.0.114-1+cuda12.9");
+    EXPECT_EQ(pick_tensorrt(index, "libnvinfer11", "11.0", v("13.4")), "11.0.0.114-1+cuda13.2");
+    // CUDA 13.1 is older than every 13.x build, 12.8 than the 12.x one.
+    EXPECT_FALSE(pick_tensorrt(index, "libnvinfer11", "11", v("13.1")));
+    EXPECT_FALSE(pick_tensorrt(index, "libnvinfer11", "11", v("12.8")));
+    // "1" is not a prefix of 11.x, nor "11" of a 10.x build.
+    EXPECT_FALSE(pick_tensorrt(index, "libnvinfer11", "1", v("13.4")));
+    EXPECT_FALSE(tensorrt_build_fits("10.14.1.48-1+cuda13.0", "11", v("13.4")));
+}
+
 TEST(TensorrtPick, CudaTwelveTenSortsAboveTwelveNine) {
     const auto index = index_of({"10.9.0.34-1+cuda12.9", "10.9.0.34-1+cuda12.10"});
     EXPECT_EQ(pick_tensorrt(index, "libnvinfer10", "10", v("12.10")), "10.9.0.34-1+cuda12.10");
@@ -191,6 +210,56 @@ TEST_F(TensorrtStep, BlocksWhenOnePackageLacksTheVersionInsteadOfMixing) {
     EXPECT_EQ(r.status, StepStatus::blocked);
     EXPECT_EQ(r.reason, "the CUDA repository has no libnvinfer-lean10 version 10.4.0.26-1+cuda12.4 "
                         "(newest there: 10.3.0.30-1+cuda12.4)");
+    EXPECT_TRUE(r.installs.empty());
+}
+
+TEST_F(TensorrtStep, Tensorrt11PinsTheLibnvinfer11SetToOneCudaBuild) {
+    profile.cuda->version = "13.4";
+    profile.tensorrt = TensorrtSpec{.version = "11"};
+    const auto& eleven = *matrix().tensorrt(11);
+    // The repo also carries TensorRT 10 for CUDA 13: a TensorRT 11 profile never takes it.
+    auto records = set_records(
+        eleven.deb, {"11.0.0.114-1+cuda13.2", "11.1.0.106-1+cuda13.3", "11.3.0.99-1+cuda13.4"});
+    for (auto& rec : set_records(line.deb, {"10.14.1.48-1+cuda13.0"})) {
+        records.push_back(std::move(rec));
+    }
+    TestHost host;
+    const auto r = check_with_index(host, profile, PackageIndex(std::move(records)));
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    Strings want;
+    for (const auto& p : eleven.deb) {
+        want.push_back(p + "=11.3.0.99-1+cuda13.4");
+    }
+    EXPECT_EQ(specs(r.installs), want);
+    EXPECT_EQ(want.front(), "libnvinfer11=11.3.0.99-1+cuda13.4");
+    for (const auto& c : r.changes) {
+        EXPECT_NE(c.kind, Change::Kind::note) << c.detail; // the profile's own CUDA: no note
+    }
+}
+
+TEST_F(TensorrtStep, Tensorrt11OnCuda135TakesThe134BuildAndSaysSo) {
+    profile.cuda->version = "13.5";
+    profile.tensorrt = TensorrtSpec{.version = "11"};
+    const auto& eleven = *matrix().tensorrt(11);
+    TestHost host;
+    const auto r = check_with_index(
+        host, profile, set_index(eleven.deb, {"11.1.0.106-1+cuda13.3", "11.3.0.99-1+cuda13.4"}));
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(r.installs.front().version, "11.3.0.99-1+cuda13.4");
+    ASSERT_FALSE(r.changes.empty());
+    EXPECT_TRUE(contains(r.changes.front().detail, "+cuda13.4 build")) << r.changes.front().detail;
+}
+
+TEST_F(TensorrtStep, Tensorrt11WithoutABuildForTheCudaMajorIsBlockedNamingWhatExists) {
+    profile.cuda->version = "12.4";
+    profile.tensorrt = TensorrtSpec{.version = "11"};
+    const auto& eleven = *matrix().tensorrt(11);
+    TestHost host;
+    const auto r =
+        check_with_index(host, profile, set_index(eleven.deb, {"11.0.0.114-1+cuda12.9"}));
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_EQ(r.reason, "the CUDA repository has no TensorRT 11.x built for CUDA 12.x up to 12.4 "
+                        "(libnvinfer11 there: 11.0.0.114-1+cuda12.9)");
     EXPECT_TRUE(r.installs.empty());
 }
 

@@ -48,6 +48,17 @@ TEST(Matrix, NewestReleasesCarryOnlyABranch) {
     EXPECT_EQ(m().cuda(v("13.3"))->driver_branch, 610);
 }
 
+TEST(Matrix, Cuda135NeedsBranch620) {
+    // CUDA 13.5 (November 2026) names only its branch, R620, as 13.3 and 13.4 do.
+    const auto* c = m().cuda(v("13.5"));
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->driver_branch, 620);
+    EXPECT_EQ(c->min_driver.str(), "620.0");
+    EXPECT_FALSE(c->confirmed);
+    EXPECT_EQ(m().cuda(v("13.5.1"))->version.str(), "13.5");
+    EXPECT_EQ(m().cuda_releases().back().version.str(), "13.5");
+}
+
 TEST(Matrix, CudaReleasesAreSortedAndDriverBranchesNeverDecrease) {
     const auto& all = m().cuda_releases();
     ASSERT_GE(all.size(), 20U);
@@ -322,6 +333,28 @@ TEST(Matrix, DriverBranchLifecycle) {
     EXPECT_EQ(m().open_modules_since(), 515);
 }
 
+TEST(Matrix, NewFeatureBranchesHaveNoEndOfLifeDate) {
+    // R590 and R615: New Feature Branches, which NVIDIA gives no end-of-life date.
+    for (const int branch : {590, 615}) {
+        const auto* info = m().driver_branch(branch);
+        ASSERT_NE(info, nullptr) << branch;
+        EXPECT_EQ(info->type, "new-feature");
+        EXPECT_EQ(info->eol, "none");
+    }
+    EXPECT_EQ(m().branch_lifecycle(615, "2026-12"),
+              "R615: New Feature Branch, no end-of-life date: NVIDIA fixes a new feature branch "
+              "only until the next branch ships; for fixes over years choose a production or "
+              "long term support branch");
+    EXPECT_EQ(m().branch_lifecycle(620, "2026-12"),
+              "R620: Long Term Support Branch, end of life September 2029");
+    // Every branch a CUDA release names has a lifecycle row.
+    for (const auto& c : m().cuda_releases()) {
+        if (c.driver_branch >= 580) {
+            EXPECT_NE(m().driver_branch(c.driver_branch), nullptr) << c.driver_branch;
+        }
+    }
+}
+
 TEST(Matrix, ArchitecturesCarryTheirDriverBranches) {
     EXPECT_EQ(m().architecture("hopper")->first_branch, 520);
     EXPECT_EQ(m().architecture("blackwell")->first_branch, 570);
@@ -434,6 +467,28 @@ TEST(MatrixDevicePlugin, NewestReleaseValidatedWithTheBranchIsPicked) {
     EXPECT_EQ(r550.release->version, "v0.16.2");
 }
 
+TEST(MatrixDevicePlugin, R610GetsTheGpuOperator267Release) {
+    // GPU Operator 26.7.0 ships device plugin v0.20.0 and 26.3.3 v0.19.3, both validated with
+    // R610; each row names the Operator release it came from.
+    const auto r610 = m().device_plugin_for(610);
+    ASSERT_NE(r610.release, nullptr);
+    EXPECT_TRUE(r610.validated);
+    EXPECT_EQ(r610.release->version, "v0.20.0");
+    EXPECT_EQ(r610.release->gpu_operator, "v26.7.0");
+    const auto& all = m().device_plugin_releases();
+    ASSERT_GE(all.size(), 4U);
+    EXPECT_EQ(all[1].version, "v0.19.3");
+    EXPECT_EQ(all[1].gpu_operator, "v26.3.3");
+    for (const auto& rel : all) {
+        EXPECT_EQ(rel.gpu_operator.front(), 'v') << rel.version;
+    }
+    // R620: no GPU Operator row lists it yet, so the newest release, unvalidated.
+    const auto r620 = m().device_plugin_for(620);
+    ASSERT_NE(r620.release, nullptr);
+    EXPECT_EQ(r620.release->version, "v0.20.0");
+    EXPECT_FALSE(r620.validated);
+}
+
 TEST(MatrixDevicePlugin, UnlistedBranchGetsTheNewestUnvalidated) {
     for (const std::optional<int> branch : {std::optional<int>{620}, std::optional<int>{}}) {
         const auto pick = m().device_plugin_for(branch);
@@ -442,6 +497,23 @@ TEST(MatrixDevicePlugin, UnlistedBranchGetsTheNewestUnvalidated) {
         EXPECT_EQ(pick.release, &m().device_plugin_releases().front());
     }
     EXPECT_EQ(Matrix::parse(k_small, "test.yaml").device_plugin_for(580).release, nullptr);
+}
+
+TEST(MatrixParse, EolNoneIsForNewFeatureBranchesOnly) {
+    const auto with = [](const std::string& row) {
+        return replaced(k_small, "eol: \"2026-06\"}]", "eol: \"2026-06\"}, " + row + "]");
+    };
+    const auto ok = Matrix::parse(with("{branch: 615, type: new-feature, eol: none}"), "test.yaml");
+    ASSERT_NE(ok.driver_branch(615), nullptr);
+    EXPECT_EQ(ok.driver_branch(615)->eol, "none");
+    auto e = parse_error(with("{branch: 615, type: production, eol: none}"));
+    EXPECT_NE(e.message().find("'eol: none' is for a new-feature branch only"), std::string::npos)
+        << e.what();
+    e = parse_error(with("{branch: 615, eol: none}"));
+    EXPECT_NE(e.message().find("'eol: none' is for a new-feature branch only"), std::string::npos)
+        << e.what();
+    e = parse_error(with("{branch: 615, type: new-feature, eol: soon}"));
+    EXPECT_NE(e.message().find("ended, or none"), std::string::npos) << e.what();
 }
 
 TEST(MatrixParse, DevicePluginRowsAreChecked) {
@@ -561,6 +633,22 @@ TEST(Matrix, TensorrtLinesCarryTheLockstepSets) {
     ASSERT_NE(eight, nullptr);
     EXPECT_FALSE(eight->confirmed);
     EXPECT_EQ(m().tensorrt(9), nullptr);
+}
+
+TEST(Matrix, Tensorrt11IsTheLibnvinfer11Set) {
+    // TensorRT 11 in NVIDIA's CUDA repos: libnvinfer11 and its siblings, builds for CUDA 12.9
+    // and 13.x, and no plain `tensorrt` meta package.
+    const auto* eleven = m().tensorrt(11);
+    ASSERT_NE(eleven, nullptr);
+    EXPECT_EQ(eleven->soname, "libnvinfer.so.11");
+    EXPECT_EQ(eleven->cuda_majors, (std::vector<int>{12, 13}));
+    EXPECT_EQ(eleven->deb, (std::vector<std::string>{"libnvinfer11", "libnvinfer-plugin11",
+                                                     "libnvinfer-vc-plugin11", "libnvinfer-lean11",
+                                                     "libnvinfer-dispatch11", "libnvonnxparsers11",
+                                                     "libnvinfer-bin"}));
+    for (const auto& p : eleven->deb) {
+        EXPECT_EQ(p.find("10"), std::string::npos) << p;
+    }
 }
 
 TEST(MatrixParse, TensorrtRowsAreChecked) {

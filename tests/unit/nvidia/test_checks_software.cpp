@@ -223,6 +223,31 @@ TEST(CheckTensorrt, WrongCudaMajorBuildAndMissingLibraryFail) {
     EXPECT_NE(checks[1].fix.find("--only tensorrt"), std::string::npos);
 }
 
+TEST(CheckTensorrt, Tensorrt11ChecksLibnvinfer11AndItsSoname) {
+    Host h;
+    h.profile = driver_profile("615", "13.4");
+    h.profile.tensorrt = TensorrtSpec{.version = "11"};
+    h.sys.on_command(kLdconfig, answer_ok("2 libs found in cache `/etc/ld.so.cache'\n"
+                                          "\tlibnvinfer.so.11 (libc6,x86-64) => "
+                                          "/lib/x86_64-linux-gnu/libnvinfer.so.11\n"
+                                          "\tlibnvinfer.so.10 (libc6,x86-64) => "
+                                          "/lib/x86_64-linux-gnu/libnvinfer.so.10\n"));
+    // A version NVIDIA's CUDA repos carry (nvidia-repos-2026.md [C32]).
+    h.sys.on_command({"dpkg-query", "-W", "-f=${Version}", "libnvinfer11"},
+                     answer_ok("11.3.0.99-1+cuda13.4"));
+    auto checks = h.run(check_tensorrt);
+    ASSERT_EQ(checks.size(), 2u); // no trtexec installed: not run
+    EXPECT_TRUE(checks[0].passed) << checks[0].found;
+    EXPECT_EQ(checks[0].found, "/lib/x86_64-linux-gnu/libnvinfer.so.11");
+    EXPECT_TRUE(checks[1].passed) << checks[1].found;
+    EXPECT_EQ(checks[1].expected, "libnvinfer11 11.x built for cuda13.x");
+    // The CUDA 12.9 build of TensorRT 11 on a CUDA 13.4 profile is the wrong major.
+    h.sys.on_command({"dpkg-query", "-W", "-f=${Version}", "libnvinfer11"},
+                     answer_ok("11.0.0.114-1+cuda12.9"));
+    checks = h.run(check_tensorrt);
+    EXPECT_FALSE(checks[1].passed) << checks[1].found;
+}
+
 TEST(CheckTensorrt, TrtexecWithoutABannerFailsAndOldBannersDecode) {
     auto h = tensorrt_host();
     h.sys.add_file(kTrtexec, "");

@@ -29,6 +29,28 @@ TEST(Validation, LongTermBranchesRunNewerToolkitsOfTheirMajor) {
     EXPECT_FALSE(contains(e.message(), "under minor version")) << e.what();
 }
 
+TEST(Validation, Cuda135LoadsOnBranch620AndNamesItWhenTooOld) {
+    const auto p = load("name: x\ndriver: {branch: \"620\"}\ncuda: {version: \"13.5\"}\n"
+                        "tensorrt: {version: \"11\"}\n");
+    EXPECT_EQ(p.cuda->version, "13.5");
+    EXPECT_EQ(p.tensorrt->version, "11");
+    // Minor version compatibility keeps 13.5 on R580+; below it the fix names R620.
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"13.5\"}\n"));
+    const auto e = load_error("name: x\ndriver: {branch: \"570\"}\ncuda: {version: \"13.5\"}\n");
+    EXPECT_TRUE(contains(e.message(), "needs branch 620 or newer (toolkit driver 620.0)"))
+        << e.what();
+}
+
+TEST(Validation, Tensorrt11NeedsCuda12Or13) {
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"12.9\"}\n"
+                               "tensorrt: {version: \"11.0\"}\n"));
+    const auto e = load_error("name: x\ndriver: {branch: \"525\"}\ncuda: {version: \"11.8\"}\n"
+                              "tensorrt: {version: \"11\"}\n");
+    EXPECT_TRUE(contains(e.message(), "TensorRT 11 has no builds for CUDA 11.8 (only for CUDA "
+                                      "12.x, 13.x). Use tensorrt.version \"10\" or \"8\""))
+        << e.what();
+}
+
 TEST(Validation, Cudnn89OnCuda120Loads) {
     EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"525\"}\ncuda: {version: \"12.0\"}\n"
                                "cudnn: {version: \"8.9\"}\n"));
@@ -312,7 +334,7 @@ TEST(Validation, TensorrtMajorAndItsCudaMajors) {
     // An unknown major names the ones the matrix knows and points at the value.
     auto e = load_error("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"12.6\"}\n"
                         "tensorrt: {version: \"9\"}\n");
-    EXPECT_TRUE(contains(e.message(), "TensorRT major the matrix knows (\"10\", \"8\")"))
+    EXPECT_TRUE(contains(e.message(), "TensorRT major the matrix knows (\"11\", \"10\", \"8\")"))
         << e.what();
     EXPECT_TRUE(contains(e.what(), "t.yaml:4:")) << e.what();
     for (const char* bad : {"\"10.4.0\"", "\"ten\"", "\"10.x\"", "[10]"}) {
@@ -324,7 +346,7 @@ TEST(Validation, TensorrtMajorAndItsCudaMajors) {
     e = load_error("name: x\ndriver: {branch: \"580\"}\ncuda: {version: \"13.0\"}\n"
                    "tensorrt: {version: \"8\"}\n");
     EXPECT_TRUE(contains(e.message(), "TensorRT 8 has no builds for CUDA 13.0 (only for CUDA "
-                                      "11.x, 12.x). Use tensorrt.version \"10\""))
+                                      "11.x, 12.x). Use tensorrt.version \"11\" or \"10\""))
         << e.what();
 }
 
