@@ -42,9 +42,11 @@ struct KeyPolicy {
 [[nodiscard]] KeyPolicy detect_key_policy(const System& sys);
 
 /// Why `policy`'s verifier refuses `key` on `today` ("YYYY-MM-DD"), naming the key, the
-/// signature, its hash and the cut-off date; empty when it accepts it (always, under gpgv).
+/// signature, its hash, the cut-off date and the fix for the profile's repository `repo_name`
+/// (for "cuda": NVIDIA's new key or a re-signed mirror); empty when it accepts it (always,
+/// under gpgv).
 [[nodiscard]] std::string key_policy_problem(const OpenPgpKey& key, const KeyPolicy& policy,
-                                             std::string_view today);
+                                             std::string_view today, std::string_view repo_name);
 
 /// "YYYY-MM-DD" (UTC) of a point in time: the `today` key_policy_problem compares cut-offs with.
 [[nodiscard]] std::string policy_date(std::chrono::system_clock::time_point now);

@@ -72,11 +72,10 @@ Checked<OpenPgpKey> checked_key(const System& sys, std::string_view data, const 
     }
     // The host's apt must accept the key too, or the plan promises what apt-get update refuses
     // (apt 3's sqv rejects SHA-1 bindings from 2026-02-01; docs/security.md "Key policy").
-    if (auto problem =
-            key_policy_problem(*parsed.key, detect_key_policy(sys), policy_date(sys.now()));
+    if (auto problem = key_policy_problem(*parsed.key, detect_key_policy(sys),
+                                          policy_date(sys.now()), repo.name);
         !problem.empty()) {
-        return {std::nullopt,
-                fmt::format("repository {}: {} (key from {})", repo.name, problem, where)};
+        return {std::nullopt, fmt::format("{} (key from {})", problem, where)};
     }
     return {std::move(parsed.key), {}};
 }

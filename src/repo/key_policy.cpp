@@ -394,7 +394,7 @@ KeyPolicy detect_key_policy(const System& sys) {
 }
 
 std::string key_policy_problem(const OpenPgpKey& key, const KeyPolicy& policy,
-                               std::string_view today) {
+                               std::string_view today, std::string_view repo_name) {
     if (policy.verifier != "sqv") {
         return {};
     }
@@ -436,10 +436,19 @@ std::string key_policy_problem(const OpenPgpKey& key, const KeyPolicy& policy,
             break;
         }
     }
+    // NVIDIA re-keyed only debian13; its other apt repositories stay signed with 3bf863cc, whose
+    // SHA-1 binding sqv refuses (NVIDIA/cuda-repo-management #30, #34, #39).
+    const auto pin =
+        fmt::format("repositories.{0}.key_url and repositories.{0}.key_fingerprint", repo_name);
     const auto fix =
-        "use a key whose self-signatures use SHA-256 or stronger: NVIDIA's current key "
-        "for this repository (debian13: 8793F200.pub), or, for a mirror re-signed "
-        "with such a key, that key in the repository's key_url and key_fingerprint";
+        repo_name == "cuda"
+            ? fmt::format("NVIDIA's current key for the repository (NVIDIA re-signed only "
+                          "debian13, with 8793F200.pub), or a mirror re-signed with a key bound "
+                          "with SHA-256 or stronger, named in {}",
+                          pin)
+            : fmt::format("a key bound with SHA-256 or stronger from the repository's publisher, "
+                          "named in {}",
+                          pin);
     const auto header = fmt::format(
         "key {} would be refused by this host's apt (apt {} verifies with sqv; policy: {}): ",
         key.fingerprint, policy.apt_version.empty() ? "3" : policy.apt_version, policy.source);

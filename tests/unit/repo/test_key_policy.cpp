@@ -54,44 +54,52 @@ TEST(KeyPolicy, AptsOwnConfigOnDebian13SetsSha1AndSha224To2026) {
 TEST(KeyPolicy, NvidiasSha1BoundKeyIsRefusedUnderSqvNamingKeySignatureHashDateAndFix) {
     const auto key = key_of("repo/nvidia-driver-team-db27fd5a.pub");
     ASSERT_EQ(key.fingerprint, kDriverTeam);
-    const auto why = key_policy_problem(key, trixie_policy(), kToday);
+    const auto why = key_policy_problem(key, trixie_policy(), kToday, "cuda");
     EXPECT_NE(why.find(kDriverTeam), std::string::npos) << why;
     EXPECT_NE(why.find("SHA-1"), std::string::npos) << why;
     EXPECT_NE(why.find("2026-02-01"), std::string::npos) << why;
     EXPECT_NE(why.find("NVIDIA Linux Driver Team"), std::string::npos) << why;
     EXPECT_NE(why.find("made 2022-04-14"), std::string::npos) << why;
     EXPECT_NE(why.find("8793F200"), std::string::npos) << why;
-    EXPECT_NE(why.find("key_url"), std::string::npos) << why;
+    EXPECT_NE(why.find("repositories.cuda.key_url"), std::string::npos) << why;
+    // Another repository's fix names that repository and not NVIDIA's key.
+    const auto docker = key_policy_problem(key, trixie_policy(), kToday, "docker");
+    EXPECT_NE(docker.find("repositories.docker.key_url"), std::string::npos) << docker;
+    EXPECT_EQ(docker.find("8793F200"), std::string::npos) << docker;
 }
 
 TEST(KeyPolicy, TheSameKeyPassesUnderGpgvAndBeforeTheCutoff) {
     const auto key = key_of("repo/nvidia-driver-team-db27fd5a.pub");
-    EXPECT_EQ(key_policy_problem(key, KeyPolicy{}, kToday), "");
-    EXPECT_EQ(key_policy_problem(key, trixie_policy(), "2026-01-31"), "");
-    EXPECT_NE(key_policy_problem(key, trixie_policy(), "2026-02-01"), "");
+    EXPECT_EQ(key_policy_problem(key, KeyPolicy{}, kToday, "cuda"), "");
+    EXPECT_EQ(key_policy_problem(key, trixie_policy(), "2026-01-31", "cuda"), "");
+    EXPECT_NE(key_policy_problem(key, trixie_policy(), "2026-02-01", "cuda"), "");
 }
 
 TEST(KeyPolicy, Sha256BoundKeysPassUnderSqv) {
-    EXPECT_EQ(key_policy_problem(key_of("repo/nvidia-7fa2af80.pub"), trixie_policy(), kToday), "");
-    EXPECT_EQ(key_policy_problem(key_of("repo/test-key.asc"), trixie_policy(), kToday), "");
-    EXPECT_EQ(key_policy_problem(key_of("repo/sigcheck-key.asc"), trixie_policy(), kToday), "");
+    EXPECT_EQ(
+        key_policy_problem(key_of("repo/nvidia-7fa2af80.pub"), trixie_policy(), kToday, "cuda"),
+        "");
+    EXPECT_EQ(key_policy_problem(key_of("repo/test-key.asc"), trixie_policy(), kToday, "cuda"), "");
+    EXPECT_EQ(key_policy_problem(key_of("repo/sigcheck-key.asc"), trixie_policy(), kToday, "cuda"),
+              "");
 }
 
 TEST(KeyPolicy, GeneratedSha1BoundKeyIsRefusedUnderSqvOnly) {
     const auto key = key_of("repo/sha1-bound-key.asc");
-    const auto why = key_policy_problem(key, trixie_policy(), kToday);
+    const auto why = key_policy_problem(key, trixie_policy(), kToday, "cuda");
     EXPECT_NE(why.find(std::string(trim(read_fixture("repo/sha1-bound-key.fpr")))),
               std::string::npos)
         << why;
     EXPECT_NE(why.find("self-signature on user ID \"gpuprov sha1-bound test"), std::string::npos)
         << why;
-    EXPECT_EQ(key_policy_problem(key, KeyPolicy{}, kToday), "");
+    EXPECT_EQ(key_policy_problem(key, KeyPolicy{}, kToday, "cuda"), "");
 }
 
 TEST(KeyPolicy, SigningSubkeyBoundWithSha1IsRefused) {
     // The primary's user ID is bound with SHA-256; the signing subkey (which signs InRelease)
     // with SHA-1, its back-signature too.
-    const auto why = key_policy_problem(key_of("repo/sha1-subkey.asc"), trixie_policy(), kToday);
+    const auto why =
+        key_policy_problem(key_of("repo/sha1-subkey.asc"), trixie_policy(), kToday, "cuda");
     EXPECT_NE(why.find("a subkey is bound only by signatures sqv rejects"), std::string::npos)
         << why;
     EXPECT_NE(why.find("subkey binding signature"), std::string::npos) << why;
@@ -104,7 +112,7 @@ TEST(KeyPolicy, AnAdministratorsPolicyFileMovesTheCutoff) {
                              "sha1.collision_resistance = never\n",
                              "/etc/crypto-policies/back-ends/apt-sequoia.config");
     EXPECT_EQ(p.hash_cutoffs.at("sha1"), "2027-02-01");
-    EXPECT_EQ(key_policy_problem(key_of("repo/sha1-bound-key.asc"), p, kToday), "");
+    EXPECT_EQ(key_policy_problem(key_of("repo/sha1-bound-key.asc"), p, kToday, "cuda"), "");
     p = apply_sequoia_config(p, "[hash_algorithms]\nsha1 = never\n", "x");
     EXPECT_EQ(p.hash_cutoffs.count("sha1"), 0U);
 }
@@ -112,7 +120,7 @@ TEST(KeyPolicy, AnAdministratorsPolicyFileMovesTheCutoff) {
 TEST(KeyPolicy, RsaUnder2048BitsIsRefusedUnderSqv) {
     auto p = trixie_policy();
     p.key_cutoffs["rsa3072"] = "2026-01-01"; // the generated keys are RSA 3072
-    const auto why = key_policy_problem(key_of("repo/sha1-subkey.asc"), p, kToday);
+    const auto why = key_policy_problem(key_of("repo/sha1-subkey.asc"), p, kToday, "cuda");
     EXPECT_NE(why.find("the primary key is rsa3072"), std::string::npos) << why;
 }
 
