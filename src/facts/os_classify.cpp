@@ -60,7 +60,8 @@ std::string centos_end_of_life(const OsInfo& os, int major) {
 } // namespace
 
 std::string supported_os_list() {
-    return "Ubuntu 20.04/22.04/24.04, Debian 12, RHEL/Rocky Linux/AlmaLinux/Oracle Linux 8/9/10, "
+    return "Ubuntu 20.04/22.04/24.04, Debian 12/13, RHEL/Rocky Linux/AlmaLinux/Oracle Linux "
+           "8/9/10, "
            "CentOS Stream 8/9, CentOS Linux 8";
 }
 
@@ -96,8 +97,9 @@ void classify_os(OsInfo& os) {
         }
     } else if (os.id == "debian" && version) {
         os.profile_os = "debian-" + std::to_string(major);
-        if (major == 12) {
-            os.repo_slug = "debian12";
+        // NVIDIA's debian12 and debian13 repositories (debian13 signed with its own key).
+        if (major == 12 || major == 13) {
+            os.repo_slug = "debian" + std::to_string(major);
         }
     } else if (is_el_rebuild(os.id) && version) {
         // Profiles name the EL major only: a Rocky 9.3 host satisfies `os: [rhel-9]`.

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <gpuprov/key_policy.hpp>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 #include <map>
@@ -56,7 +57,7 @@ Checked<std::string> fetch_body(const System& sys, const std::string& url,
                                       r.attempts == 1 ? "" : "s")};
 }
 
-Checked<OpenPgpKey> checked_key(std::string_view data, const ResolvedRepo& repo,
+Checked<OpenPgpKey> checked_key(const System& sys, std::string_view data, const ResolvedRepo& repo,
                                 const std::string& where) {
     auto parsed = parse_openpgp_key(data);
     if (!parsed.key) {
@@ -69,6 +70,13 @@ Checked<OpenPgpKey> checked_key(std::string_view data, const ResolvedRepo& repo,
                                                           repo.key_source)
                                             : "profile pins " + repo.key_fingerprint)};
     }
+    // The host's apt must accept the key too, or the plan promises what apt-get update refuses
+    // (apt 3's sqv rejects SHA-1 bindings from 2026-02-01; docs/security.md "Key policy").
+    if (auto problem = key_policy_problem(*parsed.key, detect_key_policy(sys),
+                                          policy_date(sys.now()), repo.name);
+        !problem.empty()) {
+        return {std::nullopt, fmt::format("{} (key from {})", problem, where)};
+    }
     return {std::move(parsed.key), {}};
 }
 
@@ -78,7 +86,7 @@ Checked<OpenPgpKey> fetch_pinned_key(const System& sys, const ResolvedRepo& repo
     if (!body.value) {
         return {std::nullopt, body.error};
     }
-    return checked_key(*body.value, repo, repo.key_url);
+    return checked_key(sys, *body.value, repo, repo.key_url);
 }
 
 std::string upper(std::string s) {
@@ -304,7 +312,7 @@ std::optional<IndexLoadResult> from_cache(System& sys, const ResolvedRepo& repo,
     if (!key || !inrelease || !fresh_stamp(sys, repo, paths, max_age)) {
         return std::nullopt;
     }
-    auto k = checked_key(*key, repo, paths.key.string());
+    auto k = checked_key(sys, *key, repo, paths.key.string());
     if (!k.value) {
         return std::nullopt;
     }
@@ -484,7 +492,7 @@ std::optional<IndexLoadResult> rpm_from_cache(const System& sys, const ResolvedR
     if (!key || !repomd || !primary || !fresh_stamp(sys, repo, paths, max_age)) {
         return std::nullopt;
     }
-    auto k = checked_key(*key, repo, paths.key.string());
+    auto k = checked_key(sys, *key, repo, paths.key.string());
     const auto entry = repomd_entry(*repomd, "primary");
     if (!k.value || !entry ||
         !verify_repomd(sys, repo, paths, *repomd, rpm_repomd_path(paths).string()).empty()) {

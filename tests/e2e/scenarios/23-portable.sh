@@ -72,7 +72,8 @@ sys.exit(0 if ("\"debian\"" in txt and sys.argv[2] in txt and txt.count("0x20b2"
         bash -c "(($RC == 0)) && ! grep -qE 'libcurl|libssl|libgnutls' <<<'$LOADED'"
 
     # plan downloads the repository keys and signed indexes over HTTPS. Debian 12 is the target
-    # the matrix and the mirror describe; on 11 and 13 the root says so too (os-release only),
+    # this scenario's mirror and profile describe (Debian 13's own debian13 repository is
+    # scenario 49's); on 11 and 13 the root says 12 too (os-release only),
     # so that plan resolves as on Debian 12 while every library stays the root's own.
     if [[ $suite != bookworm ]]; then
         sed -i 's/^VERSION_ID=.*/VERSION_ID="12"/; s/^VERSION_CODENAME=.*/VERSION_CODENAME=bookworm/' \

@@ -122,6 +122,8 @@ INSTANTIATE_TEST_SUITE_P(
                       SlugCase{"ubuntu-22.04", "debian", "ubuntu2204", "ubuntu-22.04"},
                       SlugCase{"ubuntu-24.04", "debian", "ubuntu2404", "ubuntu-24.04"},
                       SlugCase{"debian-12", "debian", "debian12", "debian-12"},
+                      // Debian 13: NVIDIA's debian13 repository (its own key, 8793F200).
+                      SlugCase{"debian-13", "debian", "debian13", "debian-13"},
                       SlugCase{"rhel-8", "rhel", "rhel8", "rhel-8"},
                       SlugCase{"rhel-9", "rhel", "rhel9", "rhel-9"},
                       SlugCase{"rocky-9", "rhel", "rhel9", "rhel-9"},
@@ -164,9 +166,11 @@ TEST(ClassifyOs, UnsupportedReleasesGetNoSlugButKeepTheirName) {
     EXPECT_EQ(rhel11.profile_os, "rhel-11");
     EXPECT_EQ(classified("ID=\"rhel\"\nVERSION_ID=\"7.9\"\n").repo_slug, "");
 
-    const auto trixie = classified("ID=debian\nVERSION_ID=\"13\"\n");
-    EXPECT_EQ(trixie.repo_slug, "");
-    EXPECT_EQ(trixie.profile_os, "debian-13");
+    // Debian 13 has NVIDIA's debian13 repository (the real file is in RealFiles); 14 has none.
+    const auto forky = classified("ID=debian\nVERSION_ID=\"14\"\n");
+    EXPECT_EQ(forky.repo_slug, "");
+    EXPECT_EQ(forky.profile_os, "debian-14");
+    EXPECT_EQ(classified("ID=debian\nVERSION_ID=\"13\"\n").repo_slug, "debian13");
 }
 
 TEST(ClassifyOs, DerivativesFollowIdLike) {

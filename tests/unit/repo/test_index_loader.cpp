@@ -175,6 +175,43 @@ TEST(IndexLoader, WrongKeyFingerprintStopsBeforeAnythingElse) {
     EXPECT_EQ(s.sys.urls_fetched, std::vector<std::string>{key_url});
 }
 
+// apt 3 with sqv (Debian 13): a pinned key bound only with SHA-1 is refused before anything else,
+// as apt-get update would refuse it (docs/security.md "Key policy"); apt 2 (gpgv) goes on.
+TEST(IndexLoader, Sha1BoundKeyIsRefusedFirstOnAnApt3SqvHostOnly) {
+    const auto status = [](const char* apt) {
+        return std::string("Package: apt\nStatus: install ok installed\nVersion: ") + apt + "\n";
+    };
+    auto repo = test_repo();
+    repo.key_fingerprint = fpr("sha1-bound-key");
+    {
+        Served s;
+        s.sys.on_url(key_url, ok(read_fixture("repo/sha1-bound-key.asc")));
+        s.sys.add_file("/var/lib/dpkg/status", status("3.0.4"));
+        s.sys.add_file("/usr/bin/sqv", "ELF");
+        const auto r = load_package_index(s.sys, repo, cache, std::chrono::hours(6));
+        EXPECT_FALSE(r.index);
+        EXPECT_TRUE(contains(r.error, "key " + fpr("sha1-bound-key") +
+                                          " would be refused by this host's apt (apt 3.0.4 "
+                                          "verifies with sqv"))
+            << r.error;
+        EXPECT_TRUE(contains(r.error, "SHA-1")) << r.error;
+        EXPECT_TRUE(contains(r.error, std::string("(key from ") + key_url + ")")) << r.error;
+        EXPECT_TRUE(s.sys.queries.empty());
+        EXPECT_TRUE(s.sys.files_written.empty());
+        EXPECT_EQ(s.sys.urls_fetched, std::vector<std::string>{key_url});
+    }
+    {
+        Served s;
+        s.sys.on_url(key_url, ok(read_fixture("repo/sha1-bound-key.asc")));
+        s.script_valid_signature(); // by the test key, not the pin: refused later, by gpgv
+        s.sys.add_file("/var/lib/dpkg/status", status("2.6.1"));
+        s.sys.add_file("/usr/bin/sqv", "ELF");
+        const auto r = load_package_index(s.sys, repo, cache, std::chrono::hours(6));
+        EXPECT_FALSE(contains(r.error, "would be refused")) << r.error;
+        EXPECT_GT(s.sys.urls_fetched.size(), 1U); // on to the InRelease
+    }
+}
+
 TEST(IndexLoader, PinWrittenWithSpacesAndLowerCaseStillMatches) {
     Served s;
     s.script_valid_signature();
