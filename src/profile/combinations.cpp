@@ -156,18 +156,24 @@ void check_gpu(const Profile& p, const Matrix& matrix, const std::optional<Dotte
     if (arch == nullptr) {
         return;
     }
-    if (p.driver) {
+    // auto resolves at plan to a flavour the GPUs load (gpu_rules.cpp); only an explicit one
+    // can contradict the declared model here.
+    if (p.driver && p.driver->flavor != "auto") {
         const bool open = p.driver->flavor == "open";
         if (open && !arch->open_module_ok) {
             fail(p.pos("driver.flavor"),
                  "the open kernel modules do not support " + model + " (" + arch->name +
                      "); they need Turing or newer. Set driver.flavor to proprietary");
         }
-        if (!open && !arch->proprietary_ok) {
-            fail(p.pos("driver.flavor"), "the proprietary kernel modules do not support " + model +
-                                             " (" + arch->name +
-                                             "); it needs the open modules. Set driver.flavor "
-                                             "to open");
+        const bool open_only =
+            !arch->proprietary_ok || std::all_of(devices.begin(), devices.end(),
+                                                 [](const auto* g) { return g->requires_open; });
+        if (!open && open_only) {
+            fail(p.pos("driver.flavor"),
+                 "the proprietary kernel modules do not support " + model + " (" + arch->name +
+                     "); NVIDIA supports it with the open modules only (with the proprietary "
+                     "ones the module does not bind and nvidia-smi says \"No devices were "
+                     "found\"). Set driver.flavor to open or auto");
         }
     }
     if (!cuda) {
@@ -194,6 +200,18 @@ void check_gpu(const Profile& p, const Matrix& matrix, const std::optional<Dotte
                                         "); the last release that "
                                         "does is " +
                                         arch->max_cuda->str());
+    }
+    if (p.cudnn) {
+        const auto wanted = *DottedVersion::parse(p.cudnn->version);
+        for (const auto* device : devices) {
+            const auto cc = DottedVersion::parse(device->compute_capability);
+            const auto drops = wanted.major() == 9 && cc
+                                   ? matrix.cudnn9_drops_cc(wanted, *cuda, *cc)
+                                   : std::string();
+            if (!drops.empty()) {
+                fail(p.pos("cudnn.version"), model + " (" + device->name + "): " + drops);
+            }
+        }
     }
 }
 
