@@ -227,12 +227,16 @@ void check_gpu_branch(const Profile& p, const Matrix& matrix) {
         return;
     }
     const int branch = static_cast<int>(*parse_int(p.driver->branch));
-    if (arch->first_branch && branch < *arch->first_branch) {
-        fail(p.pos("driver.branch"), "driver branch " + p.driver->branch + " does not support " +
-                                         model + " (" + arch->name + "), which needs branch " +
-                                         std::to_string(*arch->first_branch) +
-                                         " or newer. Set driver.branch to \"" +
-                                         std::to_string(*arch->first_branch) + "\" or newer");
+    // A board may need a later branch than its architecture (B300, compute capability 10.3).
+    int first = arch->first_branch.value_or(0);
+    for (const auto* device : devices) {
+        first = std::max(first, device->first_branch.value_or(0));
+    }
+    if (branch < first) {
+        fail(p.pos("driver.branch"),
+             "driver branch " + p.driver->branch + " does not support " + model + " (" +
+                 arch->name + "), which needs branch " + std::to_string(first) +
+                 " or newer. Set driver.branch to \"" + std::to_string(first) + "\" or newer");
     }
     if (arch->last_branch && *arch->last_branch < branch) {
         fail(p.pos("driver.branch"),

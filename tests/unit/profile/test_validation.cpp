@@ -448,5 +448,14 @@ TEST(Validation, EmptyOrNonMappingDocument) {
     EXPECT_TRUE(contains(load_error("- a\n- b\n").message(), "must be a YAML mapping"));
 }
 
+// B300 (compute capability 10.3) needs a later branch than Blackwell's 570 (matrix gpus row).
+TEST(Validation, DeclaredB300NeedsItsOwnFirstBranch) {
+    const auto e = load_error("name: x\nhost: {gpus: {model: B300}}\n"
+                              "driver: {branch: \"570\"}\n");
+    EXPECT_TRUE(contains(e.message(), "driver branch 570 does not support B300 (blackwell), "
+                                      "which needs branch 575 or newer"))
+        << e.what();
+}
+
 } // namespace
 } // namespace gpuprov
