@@ -38,6 +38,7 @@ struct PciGpu {
     std::string driver;           ///< bound kernel driver ("nvidia", "nouveau"), empty if none
     // From the version matrix when the device id is known:
     std::string model;              ///< "A100", "H100", "T4"; empty when unknown
+    std::string also_model;         ///< a second family on the same PCI id ("A16" beside "A2")
     std::string name;               ///< "A100 SXM4 80GB"
     std::string architecture;       ///< "ampere", "hopper"
     std::string compute_capability; ///< "8.0"

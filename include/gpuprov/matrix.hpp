@@ -24,6 +24,18 @@ struct GpuModel {
     int memory_gib = 0;
     bool nvswitch = false;  ///< HGX/DGX SXM part: NVSwitch systems need fabric manager
     bool datacenter = true; ///< an NVIDIA Data Center GPU: CUDA forward compatibility applies
+    /// A second family sharing this PCI id ("A16" beside "A2" on 0x25B6): PCI alone cannot
+    /// tell them apart, nvidia-smi's name does. Empty for the usual one-id-one-board case.
+    std::string also_model;
+    /// Loads with the open kernel modules only although its architecture has both (GH200).
+    bool requires_open = false;
+    /// First driver branch that runs this board, where later than its architecture's.
+    std::optional<int> first_branch;
+    bool confirmed = true; ///< false: a value of the row rests on one third-party source
+    /// True when a profile's host.gpus.model names this device.
+    [[nodiscard]] bool is_model(const std::string& m) const {
+        return m == model || (!also_model.empty() && m == also_model);
+    }
 };
 
 struct CudaRelease {
@@ -81,6 +93,9 @@ struct Cudnn9Range {
     std::map<int, DottedVersion> cuda; ///< CUDA major -> oldest release of it served
     /// Majors that may be built in this range (not confirmed), with their oldest release.
     std::map<int, DottedVersion> maybe;
+    /// Lowest compute capability these minors support (NVIDIA's support matrix); nullopt: not
+    /// confirmed for this range.
+    std::optional<DottedVersion> min_cc;
     [[nodiscard]] bool confirmed() const { return maybe.empty(); }
 };
 
@@ -284,6 +299,12 @@ public:
     [[nodiscard]] Cudnn9Fit cudnn9_for(const DottedVersion& prefix,
                                        const DottedVersion& cuda) const;
     [[nodiscard]] const std::vector<Cudnn9Range>& cudnn9_ranges() const { return m_cudnn9; }
+    /// Why cuDNN `prefix` ("9": the newest build for `cuda`; "9.17") does not support a GPU of
+    /// compute capability `cc`, naming the last release that does; empty when it does or the
+    /// matrix cannot tell.
+    [[nodiscard]] std::string cudnn9_drops_cc(const DottedVersion& prefix,
+                                              const DottedVersion& cuda,
+                                              const DottedVersion& cc) const;
     /// The TensorRT line of a major (10, 8), or nullptr.
     [[nodiscard]] const TensorrtLine* tensorrt(int major) const;
     [[nodiscard]] const std::vector<TensorrtLine>& tensorrt_lines() const { return m_tensorrt; }

@@ -62,8 +62,10 @@ struct RepositorySpec {
 };
 
 struct DriverSpec {
-    std::string branch;                 ///< "535"
-    std::string flavor = "proprietary"; ///< proprietary | open | server
+    std::string branch; ///< "535"
+    /// auto | proprietary | open | server. auto resolves at plan against the GPUs found (or
+    /// host.gpus.model): driver_flavor() in gpuprov/gpu_rules.hpp.
+    std::string flavor = "auto";
     bool hold = false;
     bool hold_kernel = false;
     /// A driver from NVIDIA's .run installer may be removed with its own uninstaller before the

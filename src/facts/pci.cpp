@@ -42,6 +42,7 @@ void name_from_matrix(PciGpu& gpu, const Matrix& matrix) {
         return;
     }
     gpu.model = known->model;
+    gpu.also_model = known->also_model;
     gpu.name = known->name;
     gpu.architecture = known->architecture;
     gpu.compute_capability = known->compute_capability;

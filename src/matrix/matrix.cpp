@@ -38,6 +38,9 @@ std::vector<std::string> Matrix::gpu_models() const {
     std::set<std::string> names;
     for (const auto& g : m_gpus) {
         names.insert(g.model);
+        if (!g.also_model.empty()) {
+            names.insert(g.also_model);
+        }
     }
     return {names.begin(), names.end()};
 }
@@ -45,7 +48,7 @@ std::vector<std::string> Matrix::gpu_models() const {
 std::vector<const GpuModel*> Matrix::gpus_of_model(const std::string& model) const {
     std::vector<const GpuModel*> out;
     for (const auto& g : m_gpus) {
-        if (g.model == model) {
+        if (g.is_model(model)) {
             out.push_back(&g);
         }
     }

@@ -286,8 +286,9 @@ std::vector<GpuModel> read_gpus(const Reader& r, const YAML::Node& list,
     std::vector<GpuModel> out;
     for (const auto& row : list) {
         r.expect_map(row, "a gpus row");
-        r.only_keys(row, {"device_id", "model", "name", "smi_name", "architecture",
-                          "compute_capability", "memory_gib", "nvswitch", "datacenter"});
+        r.only_keys(row, {"device_id", "model", "also_model", "name", "smi_name", "architecture",
+                          "compute_capability", "memory_gib", "nvswitch", "datacenter",
+                          "requires_open", "first_branch", "confirmed"});
         GpuModel g;
         g.device_id = device_id(r, r.required(row, "device_id"));
         g.model = r.string(row, "model");
@@ -307,6 +308,14 @@ std::vector<GpuModel> read_gpus(const Reader& r, const YAML::Node& list,
         g.memory_gib = static_cast<int>(r.integer(row, "memory_gib"));
         g.nvswitch = r.boolean(row, "nvswitch", false);
         g.datacenter = r.boolean(row, "datacenter", true);
+        if (row["also_model"]) {
+            g.also_model = r.string(row, "also_model");
+        }
+        g.requires_open = r.boolean(row, "requires_open", false);
+        if (row["first_branch"]) {
+            g.first_branch = static_cast<int>(r.integer(row, "first_branch"));
+        }
+        g.confirmed = r.boolean(row, "confirmed", true);
         const bool duplicate = std::any_of(
             out.begin(), out.end(), [&](const GpuModel& o) { return o.device_id == g.device_id; });
         if (duplicate) {
@@ -322,7 +331,7 @@ std::vector<Cudnn9Range> read_cudnn9(const Reader& r, const YAML::Node& list) {
     std::vector<Cudnn9Range> out;
     for (const auto& row : list) {
         r.expect_map(row, "a cudnn9 row");
-        r.only_keys(row, {"first", "last", "cuda", "maybe"});
+        r.only_keys(row, {"first", "last", "cuda", "maybe", "min_cc"});
         Cudnn9Range c;
         c.first = r.version(row, "first");
         c.last = r.version(row, "last");
@@ -349,6 +358,9 @@ std::vector<Cudnn9Range> read_cudnn9(const Reader& r, const YAML::Node& list) {
         c.cuda = majors(r.required(row, "cuda"), "cuda");
         if (const auto maybe = row["maybe"]) {
             c.maybe = majors(maybe, "maybe");
+        }
+        if (row["min_cc"]) {
+            c.min_cc = r.version(row, "min_cc");
         }
         out.push_back(std::move(c));
     }

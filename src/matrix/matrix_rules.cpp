@@ -199,6 +199,50 @@ Cudnn9Fit Matrix::cudnn9_for(const DottedVersion& prefix, const DottedVersion& c
     return fit;
 }
 
+std::string Matrix::cudnn9_drops_cc(const DottedVersion& prefix, const DottedVersion& cuda,
+                                    const DottedVersion& cc) const {
+    // "9" installs the newest build of the CUDA major's package: the newest range serving this
+    // CUDA release. "9.x" installs that minor's range.
+    const bool latest = prefix.parts.size() < 2;
+    const Cudnn9Range* used = nullptr;
+    for (const auto& r : m_cudnn9) {
+        if (covers(r, prefix) && (!latest || serves(r, cuda))) {
+            used = &r;
+        }
+    }
+    if (used == nullptr || !used->min_cc || !(cc < *used->min_cc)) {
+        return {};
+    }
+    const Cudnn9Range* last_ok = nullptr;
+    std::vector<std::string> unknown;
+    for (const auto& r : m_cudnn9) {
+        if (r.min_cc && !(cc < *r.min_cc)) {
+            last_ok = &r;
+        } else if (!r.min_cc) {
+            unknown.push_back(range_name(r));
+        }
+    }
+    std::string msg =
+        (latest
+             ? "cuDNN 9 (the newest build for CUDA " + cuda.str() + ", " + range_name(*used) + ")"
+             : "cuDNN " + prefix.str()) +
+        " does not support compute capability " + cc.str() +
+        ": NVIDIA's cuDNN support matrix for " + used->first.str() +
+        " and later lists compute capability " + used->min_cc->str() + " and newer only";
+    if (last_ok == nullptr) {
+        return msg;
+    }
+    msg += ". The last cuDNN release NVIDIA lists for compute capability " + cc.str() + " is " +
+           last_ok->last.str() +
+           (unknown.empty() ? std::string()
+                            : " (" + join(unknown, ", ") + " not confirmed in gpuprov's matrix)") +
+           ": set cudnn.version to \"" + last_ok->last.str() + "\"";
+    if (!serves(*last_ok, cuda)) {
+        msg += " with a CUDA release it builds for (" + served(*last_ok) + ")";
+    }
+    return msg;
+}
+
 const DriverBranchInfo* Matrix::driver_branch(int branch) const {
     const auto it = std::find_if(m_branches.begin(), m_branches.end(),
                                  [&](const DriverBranchInfo& b) { return b.branch == branch; });

@@ -1,6 +1,7 @@
 #include "probe.hpp"
 
 #include <gpuprov/checks.hpp>
+#include <gpuprov/gpu_rules.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov {
@@ -93,11 +94,12 @@ std::vector<CheckOutcome> check_driver(const VerifyInput& in, const System& sys)
 
     if (loaded) {
         auto flavor = make_outcome("driver.flavor", kStep, kProcVersion);
-        const bool want_open = spec.flavor == "open";
+        const auto wanted = driver_flavor(in.profile, in.facts, in.matrix).flavor;
+        const bool want_open = wanted == "open";
         flavor.expected = want_open ? "open kernel module" : "proprietary kernel module";
         flavor.found = loaded->open_module ? "open kernel module" : "proprietary kernel module";
         flavor.excerpt = module.excerpt;
-        flavor.fix = "install the " + spec.flavor + " flavor: " + apply_hint;
+        flavor.fix = "install the " + wanted + " flavor: " + apply_hint;
         settle(flavor, loaded->open_module == want_open);
         out.push_back(flavor);
     }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/gpu_rules.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov {
@@ -124,8 +125,9 @@ GpuDirectMode gpudirect_mode(const Profile& profile, const HostFacts& facts) {
         return mode;
     }
     // The flavor the profile installs, or the loaded module's when it installs none.
-    const bool open = profile.driver ? profile.driver->flavor == "open"
-                                     : facts.driver && facts.driver->open_module;
+    const bool open = profile.driver
+                          ? driver_flavor(profile, facts, Matrix::builtin()).flavor == "open"
+                          : facts.driver && facts.driver->open_module;
     return open && kernel_has_dmabuf(facts.kernel) ? GpuDirectMode::dmabuf : GpuDirectMode::peermem;
 }
 

@@ -156,18 +156,24 @@ void check_gpu(const Profile& p, const Matrix& matrix, const std::optional<Dotte
     if (arch == nullptr) {
         return;
     }
-    if (p.driver) {
+    // auto resolves at plan to a flavour the GPUs load (gpu_rules.cpp); only an explicit one
+    // can contradict the declared model here.
+    if (p.driver && p.driver->flavor != "auto") {
         const bool open = p.driver->flavor == "open";
         if (open && !arch->open_module_ok) {
             fail(p.pos("driver.flavor"),
                  "the open kernel modules do not support " + model + " (" + arch->name +
                      "); they need Turing or newer. Set driver.flavor to proprietary");
         }
-        if (!open && !arch->proprietary_ok) {
-            fail(p.pos("driver.flavor"), "the proprietary kernel modules do not support " + model +
-                                             " (" + arch->name +
-                                             "); it needs the open modules. Set driver.flavor "
-                                             "to open");
+        const bool open_only =
+            !arch->proprietary_ok || std::all_of(devices.begin(), devices.end(),
+                                                 [](const auto* g) { return g->requires_open; });
+        if (!open && open_only) {
+            fail(p.pos("driver.flavor"),
+                 "the proprietary kernel modules do not support " + model + " (" + arch->name +
+                     "); NVIDIA supports it with the open modules only (with the proprietary "
+                     "ones the module does not bind and nvidia-smi says \"No devices were "
+                     "found\"). Set driver.flavor to open or auto");
         }
     }
     if (!cuda) {
@@ -195,6 +201,18 @@ void check_gpu(const Profile& p, const Matrix& matrix, const std::optional<Dotte
                                         "does is " +
                                         arch->max_cuda->str());
     }
+    if (p.cudnn) {
+        const auto wanted = *DottedVersion::parse(p.cudnn->version);
+        for (const auto* device : devices) {
+            const auto cc = DottedVersion::parse(device->compute_capability);
+            const auto drops = wanted.major() == 9 && cc
+                                   ? matrix.cudnn9_drops_cc(wanted, *cuda, *cc)
+                                   : std::string();
+            if (!drops.empty()) {
+                fail(p.pos("cudnn.version"), model + " (" + device->name + "): " + drops);
+            }
+        }
+    }
 }
 
 void check_gpu_branch(const Profile& p, const Matrix& matrix) {
@@ -209,12 +227,16 @@ void check_gpu_branch(const Profile& p, const Matrix& matrix) {
         return;
     }
     const int branch = static_cast<int>(*parse_int(p.driver->branch));
-    if (arch->first_branch && branch < *arch->first_branch) {
-        fail(p.pos("driver.branch"), "driver branch " + p.driver->branch + " does not support " +
-                                         model + " (" + arch->name + "), which needs branch " +
-                                         std::to_string(*arch->first_branch) +
-                                         " or newer. Set driver.branch to \"" +
-                                         std::to_string(*arch->first_branch) + "\" or newer");
+    // A board may need a later branch than its architecture (B300, compute capability 10.3).
+    int first = arch->first_branch.value_or(0);
+    for (const auto* device : devices) {
+        first = std::max(first, device->first_branch.value_or(0));
+    }
+    if (branch < first) {
+        fail(p.pos("driver.branch"),
+             "driver branch " + p.driver->branch + " does not support " + model + " (" +
+                 arch->name + "), which needs branch " + std::to_string(first) +
+                 " or newer. Set driver.branch to \"" + std::to_string(first) + "\" or newer");
     }
     if (arch->last_branch && *arch->last_branch < branch) {
         fail(p.pos("driver.branch"),

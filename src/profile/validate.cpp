@@ -345,7 +345,7 @@ DriverSpec read_driver(const Reader& r, const Node& n) {
                              d.branch + "'");
     }
     if (const auto* v = get(n, "flavor")) {
-        d.flavor = r.one_of(*v, "driver.flavor", {"proprietary", "open", "server"});
+        d.flavor = r.one_of(*v, "driver.flavor", {"auto", "proprietary", "open", "server"});
     }
     if (const auto* v = get(n, "hold")) {
         d.hold = r.boolean(*v, "driver.hold");

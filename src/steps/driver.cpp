@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
 #include <gpuprov/doctor.hpp>
+#include <gpuprov/gpu_rules.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/transaction.hpp>
 
@@ -123,7 +124,19 @@ public:
         if (!pm) {
             return r;
         }
-        if (d.flavor == "server" && ctx.facts.os.id != "ubuntu") {
+        // driver.flavor auto resolves here against the GPUs found (gpu_rules.hpp); the plan says
+        // which flavour and why, so the review sees the choice before apply makes it.
+        const auto flavor = driver_flavor(ctx.profile, ctx.facts, ctx.matrix);
+        if (flavor.flavor.empty()) {
+            r.status = StepStatus::blocked;
+            r.reason = flavor.why + "; set driver.flavor to open or proprietary";
+            return r;
+        }
+        if (flavor.automatic) {
+            r.changes.push_back(note("driver.flavor auto: " + flavor.flavor + " kernel modules (" +
+                                     flavor.why + ")"));
+        }
+        if (flavor.flavor == "server" && ctx.facts.os.id != "ubuntu") {
             r.status = StepStatus::blocked;
             r.reason = "flavor 'server' (nvidia-driver-<branch>-server) exists only in Ubuntu's "
                        "archive; use proprietary or open";

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gpuprov/deb_file.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/gpu_rules.hpp>
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
@@ -284,8 +285,9 @@ void plan_unholds_for_pin(const System& sys, const PackageManager& pm, const Apt
 
 std::optional<AptDriver> apt_driver(const StepContext& ctx, CheckResult& r) {
     const auto& d = *ctx.profile.driver;
+    const auto chosen = driver_flavor(ctx.profile, ctx.facts, ctx.matrix).flavor;
     AptDriver out;
-    if (d.flavor == "server") {
+    if (chosen == "server") {
         // Canonical's precompiled-module-friendly branch packages, from Ubuntu's own archive.
         out.scheme = "server";
         out.from_distro = {"nvidia-driver-" + d.branch + "-server"};
@@ -307,7 +309,7 @@ std::optional<AptDriver> apt_driver(const StepContext& ctx, CheckResult& r) {
                                d.branch, ctx.facts.os.id);
         return std::nullopt;
     }
-    if (d.flavor == "open" && branch < scheme->open_since) {
+    if (chosen == "open" && branch < scheme->open_since) {
         r.status = StepStatus::blocked;
         r.reason = fmt::format("NVIDIA's {} repository has no open-module packages for branch {} "
                                "(its {} scheme has them from branch {}); use flavor: proprietary, "
@@ -316,11 +318,11 @@ std::optional<AptDriver> apt_driver(const StepContext& ctx, CheckResult& r) {
                                scheme->open_since);
         return std::nullopt;
     }
-    const auto flavor = scheme->packages.find(d.flavor);
+    const auto flavor = scheme->packages.find(chosen);
     if (flavor == scheme->packages.end()) {
         r.status = StepStatus::blocked;
-        r.reason = fmt::format("flavor '{}' has no packages on {}; use proprietary or open",
-                               d.flavor, ctx.facts.os.id);
+        r.reason = fmt::format("flavor '{}' has no packages on {}; use proprietary or open", chosen,
+                               ctx.facts.os.id);
         return std::nullopt;
     }
     const PackageVars vars{.branch = d.branch, .version = d.version.value_or("")};

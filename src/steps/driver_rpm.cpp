@@ -4,6 +4,7 @@
 #include <deque>
 #include <fmt/format.h>
 #include <functional>
+#include <gpuprov/gpu_rules.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/transaction.hpp>
 #include <map>
@@ -203,13 +204,14 @@ std::optional<RpmDriver> rpm_driver(const StepContext& ctx, CheckResult& r) {
         return std::nullopt;
     }
     const auto& rd = *names->driver;
-    const auto stream = rd.streams.find(d.flavor);
-    const auto packages = rd.packages.find(d.flavor);
+    const auto chosen = driver_flavor(ctx.profile, ctx.facts, ctx.matrix).flavor;
+    const auto stream = rd.streams.find(chosen);
+    const auto packages = rd.packages.find(chosen);
     if (stream == rd.streams.end() || packages == rd.packages.end()) {
         r.status = StepStatus::blocked;
         r.reason = fmt::format("NVIDIA packages no '{}' driver flavour for the RHEL family; use "
                                "proprietary ({}) or open ({})",
-                               d.flavor, rd.streams.at("proprietary"), rd.streams.at("open"));
+                               chosen, rd.streams.at("proprietary"), rd.streams.at("open"));
         return std::nullopt;
     }
     const PackageVars vars{.branch = d.branch};
@@ -219,8 +221,7 @@ std::optional<RpmDriver> rpm_driver(const StepContext& ctx, CheckResult& r) {
     out.packages = expand_package_names(packages->second, vars);
     for (const auto& [flavor, list] : rd.packages) {
         for (const auto& n : expand_package_names(list, vars)) {
-            if (flavor != d.flavor && !contains(out.packages, n) &&
-                !contains(out.other_flavor, n)) {
+            if (flavor != chosen && !contains(out.packages, n) && !contains(out.other_flavor, n)) {
                 out.other_flavor.push_back(n);
             }
         }
@@ -384,8 +385,9 @@ void check_rpm_driver(const StepContext& ctx, const System& sys, const PackageMa
                                         "release the installed driver so dnf can replace it"));
     }
     if (!r.removals.empty()) {
-        r.changes.push_back(note(fmt::format("driver flavour change to {}: removes {}", d.flavor,
-                                             join(r.removals, ", "))));
+        r.changes.push_back(note(fmt::format(
+            "driver flavour change to {}: removes {}",
+            driver_flavor(ctx.profile, ctx.facts, ctx.matrix).flavor, join(r.removals, ", "))));
     }
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <gpuprov/gpu_rules.hpp>
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/strings.hpp>
 
@@ -190,7 +191,8 @@ std::vector<Unmet> unmet_requirements(const StepContext& ctx, const System& sys)
         const auto& want = *host.gpus;
         int matching = 0;
         for (const auto& g : f.gpus) {
-            const bool model_ok = !want.model || g.model == *want.model;
+            const bool model_ok = !want.model || g.model == *want.model ||
+                                  (!g.also_model.empty() && g.also_model == *want.model);
             const bool mem_ok = !want.memory_gib || g.memory_gib >= *want.memory_gib;
             matching += model_ok && mem_ok ? 1 : 0;
         }
@@ -203,6 +205,10 @@ std::vector<Unmet> unmet_requirements(const StepContext& ctx, const System& sys)
                  "run on a host with those GPUs, or set host.gpus (count, model, "
                  "memory_gib) in the profile to what this host has"});
         }
+    }
+    // NVIDIA's architecture rules on the GPUs found: flavour, branch window, CUDA, cuDNN.
+    for (auto& p : found_gpu_problems(ctx.profile, f, ctx.matrix)) {
+        blocked.push_back({std::move(p.problem), std::move(p.fix)});
     }
     if (host.memory_gib) {
         const auto need = static_cast<double>(*host.memory_gib) * kGiB * kMemorySlack;

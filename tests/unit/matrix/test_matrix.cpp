@@ -144,7 +144,8 @@ TEST(Matrix, GpuModelsAreDistinctAndSorted) {
     }
     EXPECT_TRUE(std::is_sorted(models.begin(), models.end()));
     EXPECT_EQ(std::adjacent_find(models.begin(), models.end()), models.end());
-    EXPECT_EQ(m().gpus_of_model("A100").size(), 4U);
+    // SXM4 40/80, PCIe 40 (0x20F1 and 0x20B1, pci.ids 2026.08.22), PCIe 80.
+    EXPECT_EQ(m().gpus_of_model("A100").size(), 5U);
 }
 
 TEST(Matrix, ArchitectureRules) {

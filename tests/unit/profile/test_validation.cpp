@@ -387,9 +387,36 @@ TEST(Validation, ServerFlavorUsesProprietaryModules) {
 
 TEST(Validation, FlavorMisspellingIsSuggested) {
     const auto e = load_error("name: x\ndriver: {branch: \"580\", flavor: opne}\n");
-    EXPECT_TRUE(contains(e.message(), "must be one of proprietary, open, server; got 'opne' "
-                                      "(did you mean 'open'?)"))
+    EXPECT_TRUE(contains(e.message(), "must be one of auto, proprietary, open, server; got "
+                                      "'opne' (did you mean 'open'?)"))
         << e.what();
+}
+
+// auto resolves at plan against the GPUs found; the declared model never refuses it.
+TEST(Validation, AutoFlavorIsTheDefaultAndFitsEveryModel) {
+    for (const char* model : {"B200", "GH200", "V100", "A100"}) {
+        const auto p = load(std::string("name: x\nhost: {gpus: {model: ") + model +
+                            "}}\ndriver: {branch: \"580\"}\n");
+        EXPECT_EQ(p.driver->flavor, "auto") << model;
+    }
+    const auto e = load_error("name: x\nhost: {gpus: {model: GH200}}\n"
+                              "driver: {branch: \"580\", flavor: proprietary}\n");
+    EXPECT_TRUE(contains(e.message(), "proprietary kernel modules do not support GH200"))
+        << e.what();
+}
+
+// cuDNN 9 latest (9.17+) lists compute capability 7.5 and newer only: refused on a declared
+// V100, naming the last release NVIDIA lists for 7.0.
+TEST(Validation, LatestCudnn9OnADeclaredV100NamesTheLastReleaseForIt) {
+    const auto e = load_error("name: x\nhost: {gpus: {model: V100}}\n"
+                              "driver: {branch: \"580\"}\ncuda: {version: \"12.8\"}\n"
+                              "cudnn: {version: \"9\"}\n");
+    EXPECT_TRUE(contains(e.message(), "does not support compute capability 7.0")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "set cudnn.version to \"9.10\"")) << e.what();
+    EXPECT_EQ(load("name: x\nhost: {gpus: {model: V100}}\ndriver: {branch: \"580\"}\n"
+                   "cuda: {version: \"12.8\"}\ncudnn: {version: \"9.10\"}\n")
+                  .cudnn->version,
+              "9.10");
 }
 
 TEST(Validation, FabricManagerModes) {
@@ -441,6 +468,15 @@ TEST(Validation, PositionsForScalarsPointAtValuesAndForSectionsAtKeys) {
 TEST(Validation, EmptyOrNonMappingDocument) {
     EXPECT_TRUE(contains(load_error("").message(), "must be a YAML mapping"));
     EXPECT_TRUE(contains(load_error("- a\n- b\n").message(), "must be a YAML mapping"));
+}
+
+// B300 (compute capability 10.3) needs a later branch than Blackwell's 570 (matrix gpus row).
+TEST(Validation, DeclaredB300NeedsItsOwnFirstBranch) {
+    const auto e = load_error("name: x\nhost: {gpus: {model: B300}}\n"
+                              "driver: {branch: \"570\"}\n");
+    EXPECT_TRUE(contains(e.message(), "driver branch 570 does not support B300 (blackwell), "
+                                      "which needs branch 575 or newer"))
+        << e.what();
 }
 
 } // namespace
