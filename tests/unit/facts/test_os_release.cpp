@@ -121,6 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SlugCase{"ubuntu-20.04", "debian", "ubuntu2004", "ubuntu-20.04"},
                       SlugCase{"ubuntu-22.04", "debian", "ubuntu2204", "ubuntu-22.04"},
                       SlugCase{"ubuntu-24.04", "debian", "ubuntu2404", "ubuntu-24.04"},
+                      SlugCase{"ubuntu-26.04", "debian", "ubuntu2604", "ubuntu-26.04"},
                       SlugCase{"debian-12", "debian", "debian12", "debian-12"},
                       SlugCase{"rhel-8", "rhel", "rhel8", "rhel-8"},
                       SlugCase{"rhel-9", "rhel", "rhel9", "rhel-9"},
