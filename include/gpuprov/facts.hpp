@@ -106,6 +106,9 @@ struct HostFacts {
     std::vector<IbDevice> infiniband; ///< RDMA devices the kernel registered
     bool peermem_loaded = false;      ///< /sys/module/nvidia_peermem: GPUDirect RDMA
     bool nouveau_loaded = false;
+    /// nova_core (the Rust driver for Turing and newer, CONFIG_NOVA_CORE; Ubuntu 26.04's kernel
+    /// ships it) loaded, or a GPU bound to it: the NVIDIA module cannot bind those GPUs.
+    bool nova_core_loaded = false;
     std::optional<bool> secure_boot; ///< nullopt: not a UEFI boot or efivars not readable
     std::optional<LoadedDriver> driver;
     bool kernel_headers = false;     ///< /lib/modules/<kernel>/build exists
@@ -194,6 +197,16 @@ void classify_os(OsInfo& os);
 /// The SELINUX= mode of /etc/selinux/config ("enforcing", "permissive", "disabled"); empty
 /// when absent or another word. Facts prefer /sys/fs/selinux/enforce, the running mode.
 [[nodiscard]] std::string parse_selinux_config(std::string_view config);
+/// Whether a PCI driver name (the basename of a device's sysfs `driver` link) is nova_core's. Its
+/// module is nova_core.ko, but the PCI driver registers under the module! macro's name,
+/// "NovaCore" (drivers/gpu/nova-core/nova_core.rs: `module_pci_driver! { type:
+/// driver::NovaCore, name: "NovaCore", ... }`, MODULE_NAME; code index ids 61984586022,
+/// 67198913142), hence "already bound to NovaCore" (beclab/Olares PR#3963). The module's
+/// spellings are accepted too.
+[[nodiscard]] bool is_nova_core_driver(std::string_view driver);
+/// The open-source driver that holds the GPUs now ("nouveau", "nova_core"), so the NVIDIA
+/// module loads only after a reboot with the blacklist; empty when none.
+[[nodiscard]] std::string competing_driver_loaded(const HostFacts& facts);
 /// Whether a module name appears at the start of a /proc/modules line.
 [[nodiscard]] bool proc_modules_has(std::string_view content, std::string_view module);
 /// The SecureBoot efivar: 4 attribute bytes then the value byte.

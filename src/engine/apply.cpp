@@ -673,6 +673,9 @@ private:
         if (m_facts.nouveau_loaded || m_sys.exists("/sys/module/nouveau")) {
             return "nouveau holds the GPUs until the blacklist takes effect at boot";
         }
+        if (m_facts.nova_core_loaded || m_sys.exists("/sys/module/nova_core")) {
+            return "nova_core holds the GPUs until the blacklist takes effect at boot";
+        }
         return "the NVIDIA kernel module could not be loaded without a reboot";
     }
 

@@ -18,7 +18,8 @@ namespace gpuprov::facts_detail {
 [[nodiscard]] OsInfo read_os(const System& sys);
 /// Fills gpus (named from `matrix`) and nvswitch_count.
 void read_pci(const System& sys, const Matrix& matrix, HostFacts& facts);
-[[nodiscard]] bool read_nouveau_loaded(const System& sys);
+/// A module loaded: /sys/module/<name> (also for a built-in one) or a /proc/modules line.
+[[nodiscard]] bool read_module_loaded(const System& sys, const std::string& module);
 /// RDMA devices and their ports (/sys/class/infiniband), sorted by name and port.
 [[nodiscard]] std::vector<IbDevice> read_infiniband(const System& sys);
 [[nodiscard]] std::optional<bool> read_secure_boot(const System& sys);

@@ -134,6 +134,7 @@ nlohmann::json facts_to_json(const HostFacts& facts) {
         {"nvswitch_count", facts.nvswitch_count},
         {"infiniband", infiniband_json(facts)},
         {"nouveau_loaded", facts.nouveau_loaded},
+        {"nova_core_loaded", facts.nova_core_loaded},
         {"secure_boot", facts.secure_boot ? json(*facts.secure_boot) : json(nullptr)},
         {"driver", std::move(driver)},
         {"cuda", std::move(cuda)},

@@ -1,5 +1,5 @@
-// Whether nouveau is loaded. Either source is enough: /sys/module/<name> also exists for a
-// built-in nouveau, which /proc/modules does not list, and a sysfs-less container still has
+// Whether nouveau or nova_core is loaded. Either source is enough: /sys/module/<name> also exists
+// for a built-in nouveau, which /proc/modules does not list, and a sysfs-less container still has
 // /proc/modules.
 #include "detectors.hpp"
 
@@ -31,14 +31,28 @@ bool proc_modules_has(std::string_view content, std::string_view module) {
 
 namespace facts_detail {
 
-bool read_nouveau_loaded(const System& sys) {
-    if (sys.exists("/sys/module/nouveau")) {
+bool read_module_loaded(const System& sys, const std::string& module) {
+    if (sys.exists("/sys/module/" + module)) {
         return true;
     }
     const auto modules = sys.read_file("/proc/modules");
-    return modules && proc_modules_has(*modules, "nouveau");
+    return modules && proc_modules_has(*modules, module);
 }
 
 } // namespace facts_detail
+
+bool is_nova_core_driver(std::string_view driver) {
+    return driver == "NovaCore" || driver == "nova_core" || driver == "nova-core";
+}
+
+std::string competing_driver_loaded(const HostFacts& facts) {
+    if (facts.nouveau_loaded) {
+        return "nouveau";
+    }
+    if (facts.nova_core_loaded) {
+        return "nova_core";
+    }
+    return {};
+}
 
 } // namespace gpuprov

@@ -60,8 +60,8 @@ std::string centos_end_of_life(const OsInfo& os, int major) {
 } // namespace
 
 std::string supported_os_list() {
-    return "Ubuntu 20.04/22.04/24.04, Debian 12/13, RHEL/Rocky Linux/AlmaLinux/Oracle Linux "
-           "8/9/10, "
+    return "Ubuntu 20.04/22.04/24.04/26.04, Debian 12/13, RHEL/Rocky Linux/AlmaLinux/Oracle "
+           "Linux 8/9/10, "
            "CentOS Stream 8/9, CentOS Linux 8";
 }
 
@@ -89,7 +89,7 @@ void classify_os(OsInfo& os) {
 
     if (os.id == "ubuntu") {
         os.profile_os = "ubuntu-" + os.version_id;
-        static constexpr std::array supported{"20.04", "22.04", "24.04"};
+        static constexpr std::array supported{"20.04", "22.04", "24.04", "26.04"};
         if (std::find(supported.begin(), supported.end(), os.version_id) != supported.end()) {
             std::string slug = "ubuntu" + os.version_id;
             slug.erase(std::remove(slug.begin(), slug.end(), '.'), slug.end());

@@ -3,6 +3,7 @@
 #include <gpuprov/checks.hpp>
 #include <gpuprov/gpu_rules.hpp>
 #include <gpuprov/strings.hpp>
+#include <optional>
 
 namespace gpuprov {
 
@@ -49,12 +50,37 @@ int branch_of(const std::string& version) {
     return v ? v->major() : 0;
 }
 
+/// A GPU bound to nova_core (its sysfs `driver` link): the NVIDIA module cannot bind it while
+/// nova_core holds it, whatever nvidia-smi says about the other GPUs. nullopt when none is.
+std::optional<CheckOutcome> nova_bound(const VerifyInput& in) {
+    std::vector<std::string> held;
+    for (const auto& g : in.facts.gpus) {
+        if (is_nova_core_driver(g.driver)) {
+            held.push_back(g.address);
+        }
+    }
+    if (held.empty()) {
+        return std::nullopt;
+    }
+    auto c =
+        make_outcome("driver.bound", kStep, "/sys/bus/pci/devices/" + held.front() + "/driver");
+    c.expected = "no GPU bound to nova_core";
+    c.found = join(held, ", ") + " bound to nova_core";
+    c.fix = "blacklist nova_core and nova_drm and rebuild the initramfs (gpuprov apply " +
+            in.profile.name + " --only nouveau), then reboot";
+    settle(c, false);
+    return c;
+}
+
 } // namespace
 
 std::vector<CheckOutcome> check_driver(const VerifyInput& in, const System& sys) {
     std::vector<CheckOutcome> out;
     if (!in.profile.driver) {
         return out;
+    }
+    if (auto c = nova_bound(in)) {
+        out.push_back(std::move(*c));
     }
     const auto& spec = *in.profile.driver;
     const auto apply_hint = "gpuprov apply " + in.profile.name + " --only driver";

@@ -121,6 +121,24 @@ void not_loaded(const DoctorContext& ctx, const std::map<std::string, std::strin
                 apply_hint(ctx.options, "nouveau") + "), then reboot";
         out.push_back(std::move(f));
     }
+    const auto nova = std::find_if(ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
+                                   [](const PciGpu& g) { return is_nova_core_driver(g.driver); });
+    if (nova != ctx.facts.gpus.end() || ctx.facts.nova_core_loaded) {
+        // Ubuntu 26.04's 7.0 kernel ships nova_core (CONFIG_NOVA_CORE=m), which binds Turing and
+        // newer before nvidia can; `modprobe nvidia` then fails (beclab/Olares PR#3963).
+        Finding f{.id = "nova-core-bound", .severity = "error"};
+        f.summary = "the nova_core driver holds the GPU, so the nvidia module cannot bind it";
+        f.evidence.push_back(smi_evidence(ctx));
+        if (nova != ctx.facts.gpus.end()) {
+            f.evidence.push_back(
+                {"/sys/bus/pci/devices/" + nova->address + "/driver", "-> " + nova->driver});
+        } else {
+            f.evidence.push_back({"/sys/module/nova_core", "nova_core loaded"});
+        }
+        f.fix = "blacklist nova_core and nova_drm and rebuild every initramfs (" +
+                apply_hint(ctx.options, "nouveau") + "), then reboot";
+        out.push_back(std::move(f));
+    }
     if (out.size() == size_before) {
         Finding f{.id = "driver-not-loaded", .severity = "error"};
         f.summary = "driver packages are installed but the nvidia kernel module is not loaded";

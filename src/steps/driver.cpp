@@ -160,8 +160,9 @@ public:
         if (r.status == StepStatus::blocked) {
             return r;
         }
-        if (!r.installs.empty() && ctx.facts.nouveau_loaded) {
-            r.changes.push_back(note("nouveau is loaded: the driver loads after a reboot"));
+        if (const auto held = competing_driver_loaded(ctx.facts);
+            !r.installs.empty() && !held.empty()) {
+            r.changes.push_back(note(held + " is loaded: the driver loads after a reboot"));
         }
         add_hold_changes(ctx, sys, *pm, root_packages(ctx), r);
         if (r.status == StepStatus::satisfied && !loaded_ok(ctx)) {
@@ -202,7 +203,8 @@ public:
         // the new one out until a reboot, as another branch's does.
         m_installed = installed_version(planned, d.branch);
         if (!module_loaded(sys, d.branch, m_installed)) {
-            if (ctx.facts.nouveau_loaded || sys.exists("/sys/module/nouveau")) {
+            if (!competing_driver_loaded(ctx.facts).empty() || sys.exists("/sys/module/nouveau") ||
+                sys.exists("/sys/module/nova_core")) {
                 return StepStatus::reboot_required;
             }
             // Without nouveau in the way the module usually loads on demand; try once, and keep
@@ -269,8 +271,8 @@ private:
 
     /// What is loaded instead of the module apply wants, for the reboot's evidence.
     [[nodiscard]] std::string loaded_words(const StepContext& ctx, const System& sys) const {
-        if (ctx.facts.nouveau_loaded) {
-            return "nouveau is loaded";
+        if (const auto held = competing_driver_loaded(ctx.facts); !held.empty()) {
+            return held + " is loaded";
         }
         const auto& branch = ctx.profile.driver->branch;
         const auto text = sys.read_file("/proc/driver/nvidia/version");
@@ -336,8 +338,8 @@ private:
         }
         if (!r.installs.empty()) {
             r.hold_installs = rpm_branch_locked(ctx);
-            if (ctx.facts.nouveau_loaded) {
-                r.changes.push_back(note("nouveau is loaded: the driver loads after a reboot"));
+            if (const auto held = competing_driver_loaded(ctx.facts); !held.empty()) {
+                r.changes.push_back(note(held + " is loaded: the driver loads after a reboot"));
             }
         }
         add_hold_changes(ctx, sys, pm, drv->packages, r);
@@ -371,8 +373,8 @@ private:
     }
 
     static std::string not_loaded_reason(const StepContext& ctx) {
-        if (ctx.facts.nouveau_loaded) {
-            return "driver installed; nouveau still holds the GPUs until a reboot";
+        if (const auto held = competing_driver_loaded(ctx.facts); !held.empty()) {
+            return "driver installed; " + held + " still holds the GPUs until a reboot";
         }
         if (ctx.facts.driver) {
             const auto installed = installed_version(ctx);

@@ -301,6 +301,21 @@ rootfs_ib_port() {
     if [[ -n "${7:-}" ]]; then printf '%s\n' "$7" >"$d/link_layer"; fi
 }
 
+# rootfs_simulate_nova ROOT: Ubuntu 26.04's kernel (7.0, CONFIG_NOVA_CORE=m, LP #2150845) with
+# nova_core loaded and bound to every NVIDIA GPU: the PCI driver registers as "NovaCore"
+# (drivers/gpu/nova-core/nova_core.rs), the module is nova_core.
+rootfs_simulate_nova() {
+    local r=$1 dev
+    printf 'CONFIG_DRM_NOUVEAU=m\nCONFIG_NOVA_CORE=m\nCONFIG_DRM_NOVA=m\n' >>"$r/boot/config-$SIM_KERNEL"
+    mkdir -p "$r/sys/module/nova_core" "$r/sys/bus/pci/drivers/NovaCore"
+    printf 'nova_core 1372160 0 - Live 0x0000000000000000\n' >>"$r/proc/modules"
+    for dev in "$r"/sys/bus/pci/devices/*; do
+        if [[ "$(cat "$dev/vendor")" == 0x10de && "$(cat "$dev/class")" == 0x0302* ]]; then
+            ln -sfn ../../../bus/pci/drivers/NovaCore "$dev/driver"
+        fi
+    done
+}
+
 # A reboot: a new boot id, nouveau gone when the blacklist is in place, no module loaded until
 # the boot loads the one DKMS built for the running kernel (if any), then enabled units start.
 rootfs_reboot() {
@@ -313,6 +328,11 @@ rootfs_reboot() {
     if grep -qs '^blacklist nouveau' "$r"/etc/modprobe.d/*.conf; then
         rm -rf "$r/sys/module/nouveau"
         sed -i '/^nouveau /d; /^drm_ttm_helper /d' "$r/proc/modules"
+    fi
+    if grep -qs '^blacklist nova_core' "$r"/etc/modprobe.d/*.conf; then # and its GPUs unbound
+        rm -rf "$r/sys/module/nova_core"
+        sed -i '/^nova_core /d' "$r/proc/modules"
+        find "$r/sys/bus/pci/devices" -maxdepth 2 -name driver -lname '*/NovaCore' -delete
     fi
     # systemd-modules-load: every module named in /etc/modules-load.d/*.conf (nvidia-peermem
     # pulls nvidia in as its dependency), then udev loads nvidia for the GPUs.

@@ -494,6 +494,11 @@ done
 mkrepo "$TREE_2026/ubuntu2404/x86_64" "NVIDIA CUDA" @ubuntu2404 \
     'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
     'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
+# ubuntu2604 (scenario 50): no ubuntu2604 index was recorded, so it serves the recorded ubuntu2404
+# driver graph (INFERRED: the same NVIDIA Ubuntu scheme and revisions, cuda-keyring 1.1-1 on both)
+# with CUDA 13 only (the matrix's ubuntu2604 row: nothing older is seen there).
+mkrepo "$TREE_2026/ubuntu2604/x86_64" "NVIDIA CUDA" @ubuntu2404 \
+    'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*-cuda-13[_-]*' 'cudnn9-cuda-13[_-]*' 'libnccl*+cuda13.0*'
 # A mirror that keeps one version per package name, the newest (reprepro's rule, a common way to
 # mirror NVIDIA's repository): the recorded ubuntu2404 driver graph cut to the newest build of each
 # name, the toolkits and libraries as in the 2026 tree. 580's suffixed packages are there at
@@ -536,7 +541,7 @@ mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' '
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 
-for dir in compute/cuda/repos/{debian12,ubuntu2204,ubuntu2404}/x86_64 "$TREE_2026"/{debian12,ubuntu2204,ubuntu2404}/x86_64 \
+for dir in compute/cuda/repos/{debian12,ubuntu2204,ubuntu2404}/x86_64 "$TREE_2026"/{debian12,ubuntu2204,ubuntu2404,ubuntu2604}/x86_64 \
     nvidia-2026-newest/compute/cuda/repos/ubuntu2404/x86_64; do
     gpg_q --armor --export "$FPR" >"$OUT/www/$dir/3bf863cc.pub"
     gpg_q --armor --export "$WRONG" >"$OUT/www/$dir/wrong-key.pub"

@@ -7,11 +7,18 @@
 # branch's whole driver closure (nothing of 610, though dnf alone would reach it) and installs
 # dnf's versionlock plugin from BaseOS; apply converges, verify passes, the closure and fabric
 # manager are versionlocked at 595.91.07, and a second apply changes nothing.
+# Issue 21: a second, newer kernel is installed (kernel-core's /lib/modules/<k>/vmlinuz and its
+# image), which the next boot may pick; the nouveau blacklist must be in both initramfs images:
+# the plan runs dracut once per installed kernel, and both images postdate the blacklist.
 set -euo pipefail
 EL_OS=rocky-10
 # shellcheck source=lib/scenario_el.sh
 source "$(dirname "$0")/../lib/scenario_el.sh"
 el_scenario_begin clean
+NEWER=6.12.0-55.40.1.el10_0.x86_64
+mkdir -p "$ROOT/lib/modules/$NEWER"
+printf 'e2e placeholder kernel\n' >"$ROOT/lib/modules/$NEWER/vmlinuz"
+printf 'e2e placeholder initramfs\n' >"$ROOT/boot/initramfs-$NEWER.img"
 
 # cv-train's stack (CUDA 13.0 runs on 595) on branch 595; the libraries this scenario is not about
 # are left out to keep it quick (steps.skip: the final verify leaves them out too).
@@ -41,6 +48,10 @@ for p in $CLOSURE; do
     assert_grep "plan installs $p at $EVR, held" "install +$p +$EVR +\(held\)" "$GP_STDOUT"
 done
 check "plan: nothing of 610" bash -c "! grep -q '610\.57\.04' '$GP_STDOUT'"
+for k in "$SIM_KERNEL" "$NEWER"; do
+    assert_grep "plan: dracut regenerates $k's initramfs" \
+        "dracut --force /boot/initramfs-$k\.img $k" "$GP_STDOUT"
+done
 
 gp apply "$P" --yes
 expect_rc "apply on a fresh Rocky 10 host" 0
@@ -73,6 +84,12 @@ out=$(dnf_in_root --assumeno install nvidia-driver-3:610.57.04-1.el10 2>&1)
 set -e
 check "locked: dnf will not move nvidia-driver to 610" grep -q 'filtered out by exclude filtering' <<<"$out"
 assert_eq "journal result" "done" "$(journal_result)"
+BL=$ROOT/etc/modprobe.d/blacklist-nouveau.conf
+for k in "$SIM_KERNEL" "$NEWER"; do
+    check "$k's initramfs regenerated after the blacklist" test "$ROOT/boot/initramfs-$k.img" -nt "$BL"
+    assert_grep "$k's initramfs carries the blacklist" '^blacklist nouveau$' "$ROOT/boot/initramfs-$k.img"
+    assert_grep "dracut ran for $k" "^dracut $k /boot/initramfs-$k\.img\$" "$ROOT/var/log/e2e-dracut.log"
+done
 
 gp plan "$P" --detailed-exitcode
 expect_rc "plan --detailed-exitcode after apply: nothing to do" 0

@@ -25,11 +25,27 @@ TEST(FactsJson, TopLevelKeysAreStable) {
     for (const auto& [key, _] : doc.items()) {
         keys.push_back(key);
     }
-    EXPECT_EQ(keys,
-              (std::vector<std::string>{"arch", "cuda", "cuda_default_link", "cudnn", "driver",
-                                        "el", "gpus", "infiniband", "kernel", "kernel_headers", "memory_bytes",
-                                        "nouveau_loaded", "nvswitch_count", "os", "packages",
-                                        "pkg_arch", "repo_arch", "root_disk", "runfile_driver", "secure_boot"}));
+    EXPECT_EQ(keys, (std::vector<std::string>{"arch",
+                                              "cuda",
+                                              "cuda_default_link",
+                                              "cudnn",
+                                              "driver",
+                                              "el",
+                                              "gpus",
+                                              "infiniband",
+                                              "kernel",
+                                              "kernel_headers",
+                                              "memory_bytes",
+                                              "nouveau_loaded",
+                                              "nova_core_loaded",
+                                              "nvswitch_count",
+                                              "os",
+                                              "packages",
+                                              "pkg_arch",
+                                              "repo_arch",
+                                              "root_disk",
+                                              "runfile_driver",
+                                              "secure_boot"}));
 }
 
 TEST(FactsJson, OsBlock) {

@@ -121,6 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SlugCase{"ubuntu-20.04", "debian", "ubuntu2004", "ubuntu-20.04"},
                       SlugCase{"ubuntu-22.04", "debian", "ubuntu2204", "ubuntu-22.04"},
                       SlugCase{"ubuntu-24.04", "debian", "ubuntu2404", "ubuntu-24.04"},
+                      SlugCase{"ubuntu-26.04", "debian", "ubuntu2604", "ubuntu-26.04"},
                       SlugCase{"debian-12", "debian", "debian12", "debian-12"},
                       // Debian 13: NVIDIA's debian13 repository (its own key, 8793F200).
                       SlugCase{"debian-13", "debian", "debian13", "debian-13"},

@@ -90,6 +90,22 @@ TEST(Matrix, Ubuntu2404RepoStartsAt125) {
     EXPECT_TRUE(d->carries(v("13.2")));
 }
 
+// Ubuntu 26.04 (issue 21): NVIDIA's ubuntu2604 repository, CUDA 13 only (UNCONFIRMED, so the
+// row says so), the Ubuntu key, Docker's resolute suite.
+TEST(Matrix, Ubuntu2604RepoIsCuda13Only) {
+    const auto* d = m().distro_by_os("ubuntu-26.04");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->slug, "ubuntu2604");
+    EXPECT_EQ(d->family, "debian");
+    EXPECT_FALSE(d->carries(v("12.9")));
+    EXPECT_TRUE(d->carries(v("13.0")));
+    EXPECT_TRUE(d->carries(v("13.4")));
+    EXPECT_FALSE(d->confirmed);
+    EXPECT_EQ(d->key_file, "3bf863cc.pub");
+    ASSERT_TRUE(d->docker.has_value());
+    EXPECT_EQ(d->docker->suite, "resolute");
+}
+
 TEST(Matrix, Ubuntu2004RepoEndsBeforeCuda13) {
     const auto* d = m().distro("ubuntu2004");
     ASSERT_NE(d, nullptr);

@@ -143,3 +143,27 @@ TEST(CheckDriver, NoDriverInProfileNoChecks) {
     p.name = "none";
     EXPECT_TRUE(run_driver(sys, p).empty());
 }
+
+// A GPU bound to nova_core fails verify even while nvidia-smi answers for the others.
+TEST(CheckDriver, AGpuBoundToNovaCoreFails) {
+    FakeSystem sys;
+    script_query(sys, "query-535-h100.csv");
+    sys.add_file("/proc/driver/nvidia/version",
+                 read_fixture("cmd/files/proc-driver-version-535.txt"));
+    HostFacts facts = debian_facts();
+    PciGpu gpu;
+    gpu.address = "0000:3b:00.0";
+    gpu.driver = "NovaCore";
+    facts.gpus.push_back(gpu);
+    const auto p = driver_profile("535");
+    const auto checks = check_driver({p, facts, Matrix::builtin()}, sys);
+    const auto* bound = find_check(checks, "driver.bound");
+    ASSERT_NE(bound, nullptr);
+    EXPECT_FALSE(bound->passed);
+    EXPECT_EQ(bound->found, "0000:3b:00.0 bound to nova_core");
+    EXPECT_NE(bound->fix.find("--only nouveau"), std::string::npos) << bound->fix;
+    // Without it the check is not there at all (the healthy list above stays as it was).
+    facts.gpus.back().driver = "nvidia";
+    EXPECT_EQ(find_check(check_driver({p, facts, Matrix::builtin()}, sys), "driver.bound"),
+              nullptr);
+}

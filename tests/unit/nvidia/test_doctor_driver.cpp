@@ -101,6 +101,23 @@ TEST(DoctorDriver, NouveauStillBound) {
     EXPECT_EQ(findings[0].evidence[1].command, "/sys/bus/pci/devices/0000:17:00.0/driver");
 }
 
+// Ubuntu 26.04's nova_core holds a Turing-or-newer GPU (its PCI driver registers as "NovaCore"):
+// named, with the link as evidence and the nouveau step's blacklist plus a reboot as the fix.
+TEST(DoctorDriver, NovaCoreStillBound) {
+    DoctorHost h;
+    script_query_error(h.sys, "error-driver-not-loaded.txt");
+    h.facts.gpus.front().driver = "NovaCore";
+    h.facts.nova_core_loaded = true;
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"nova-core-bound"});
+    EXPECT_EQ(findings[0].severity, "error");
+    EXPECT_EQ(findings[0].evidence[1].command, "/sys/bus/pci/devices/0000:17:00.0/driver");
+    EXPECT_EQ(findings[0].evidence[1].excerpt, "-> NovaCore");
+    EXPECT_NE(findings[0].fix.find("nova_core"), std::string::npos) << findings[0].fix;
+    EXPECT_NE(findings[0].fix.find("--only nouveau"), std::string::npos) << findings[0].fix;
+    EXPECT_NE(findings[0].fix.find("reboot"), std::string::npos) << findings[0].fix;
+}
+
 TEST(DoctorDriver, NvmlMismatchNamesBothVersions) {
     DoctorHost h;
     script_query_error(h.sys, "error-nvml-mismatch.txt");
