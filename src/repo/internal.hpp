@@ -27,4 +27,24 @@ struct Dearmored {
 /// packet the file would give gpg, not only the first block's.
 [[nodiscard]] Dearmored dearmor(std::string_view text, std::string_view block_type);
 
+inline unsigned byte_at(std::string_view s, std::size_t i) {
+    return static_cast<unsigned char>(s[i]);
+}
+
+/// One OpenPGP packet (RFC 4880 section 4.2, RFC 9580 section 4.2).
+struct OpenPgpPacket {
+    int tag = 0;
+    std::string_view header; ///< the header bytes, so the packet can be copied as it came
+    std::string_view body;
+};
+
+struct OpenPgpPacketRead {
+    std::optional<OpenPgpPacket> packet;
+    std::string error; ///< why there is no packet: damage, or a form key files never use
+};
+
+/// Reads the packet at `pos` of a binary key and moves `pos` past it. The one packet reader:
+/// parse_openpgp_key checks keys with it and the key policy walks the keys it accepted.
+[[nodiscard]] OpenPgpPacketRead read_openpgp_packet(std::string_view data, std::size_t& pos);
+
 } // namespace gpuprov::repo_detail

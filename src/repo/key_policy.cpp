@@ -1,5 +1,7 @@
 // sqv's key policy (Sequoia's StandardPolicy as apt 3 configures it), applied to a key gpuprov's
 // reader already accepted: which self-signatures still bind, and whether the key survives.
+#include "internal.hpp"
+
 #include <cctype>
 #include <chrono>
 #include <fmt/format.h>
@@ -14,56 +16,18 @@ namespace gpuprov {
 
 namespace {
 
-unsigned byte_at(std::string_view s, std::size_t i) {
-    return static_cast<unsigned char>(s[i]);
-}
+using repo_detail::byte_at;
 
-struct Packet {
-    int tag = 0;
-    std::string_view body;
-};
-
-/// The packets of a key parse_openpgp_key accepted (so well-formed); stops at anything odd.
-std::vector<Packet> packets_of(std::string_view data) {
-    std::vector<Packet> out;
+/// The packets of a key parse_openpgp_key accepted (so well-formed).
+std::vector<repo_detail::OpenPgpPacket> packets_of(std::string_view data) {
+    std::vector<repo_detail::OpenPgpPacket> out;
     std::size_t pos = 0;
     while (pos < data.size()) {
-        const auto first = byte_at(data, pos++);
-        Packet p;
-        std::size_t length = 0;
-        if ((first & 0x40u) != 0) {
-            p.tag = static_cast<int>(first & 0x3Fu);
-            if (pos >= data.size()) {
-                break;
-            }
-            const auto o1 = byte_at(data, pos++);
-            if (o1 < 192) {
-                length = o1;
-            } else if (o1 < 224 && pos < data.size()) {
-                length = ((o1 - 192) << 8) + byte_at(data, pos++) + 192;
-            } else if (o1 == 255 && data.size() - pos >= 4) {
-                for (int i = 0; i < 4; ++i) {
-                    length = (length << 8) | byte_at(data, pos++);
-                }
-            } else {
-                break;
-            }
-        } else {
-            p.tag = static_cast<int>((first >> 2) & 0x0Fu);
-            const std::size_t octets = (first & 3u) == 0 ? 1 : (first & 3u) == 1 ? 2 : 4;
-            if (data.size() - pos < octets) {
-                break;
-            }
-            for (std::size_t i = 0; i < octets; ++i) {
-                length = (length << 8) | byte_at(data, pos++);
-            }
-        }
-        if (data.size() - pos < length) {
+        auto read = repo_detail::read_openpgp_packet(data, pos);
+        if (!read.packet) {
             break;
         }
-        p.body = data.substr(pos, length);
-        pos += length;
-        out.push_back(p);
+        out.push_back(*read.packet);
     }
     return out;
 }

@@ -29,80 +29,8 @@ enum Tag : int {
     tag_user_attribute = 17,
 };
 
-struct Packet {
-    int tag = 0;
-    std::string_view header; ///< the header bytes, so the packet can be copied as it came
-    std::string_view body;
-};
-
-struct PacketReadResult {
-    std::optional<Packet> packet;
-    std::string error;
-};
-
-unsigned byte_at(std::string_view s, std::size_t i) {
-    return static_cast<unsigned char>(s[i]);
-}
-
-PacketReadResult read_packet(std::string_view data, std::size_t& pos) {
-    const auto start = pos;
-    const auto need = [&](std::size_t n) { return data.size() - pos >= n; };
-    const auto first = byte_at(data, pos++);
-    if ((first & 0x80u) == 0) {
-        return {std::nullopt, fmt::format("byte {} is not an OpenPGP packet header", start)};
-    }
-    Packet p;
-    std::size_t length = 0;
-    if ((first & 0x40u) != 0) {
-        p.tag = static_cast<int>(first & 0x3Fu);
-        if (!need(1)) {
-            return {std::nullopt, "truncated packet header"};
-        }
-        const auto o1 = byte_at(data, pos++);
-        if (o1 < 192) {
-            length = o1;
-        } else if (o1 < 224) {
-            if (!need(1)) {
-                return {std::nullopt, "truncated packet header"};
-            }
-            length = ((o1 - 192) << 8) + byte_at(data, pos++) + 192;
-        } else if (o1 == 255) {
-            if (!need(4)) {
-                return {std::nullopt, "truncated packet header"};
-            }
-            for (int i = 0; i < 4; ++i) {
-                length = (length << 8) | byte_at(data, pos++);
-            }
-        } else {
-            // Partial body lengths exist for streamed data packets only; a key never uses them.
-            return {std::nullopt, fmt::format("packet {} uses a partial body length, which "
-                                              "key packets never do",
-                                              p.tag)};
-        }
-    } else {
-        p.tag = static_cast<int>((first >> 2) & 0x0Fu);
-        const auto type = first & 0x03u;
-        if (type == 3) {
-            return {std::nullopt, fmt::format("packet {} has an indeterminate length", p.tag)};
-        }
-        const std::size_t octets = type == 0 ? 1 : type == 1 ? 2 : 4;
-        if (!need(octets)) {
-            return {std::nullopt, "truncated packet header"};
-        }
-        for (std::size_t i = 0; i < octets; ++i) {
-            length = (length << 8) | byte_at(data, pos++);
-        }
-    }
-    if (!need(length)) {
-        return {std::nullopt, fmt::format("packet {} claims {} bytes but only {} remain; the "
-                                          "key is truncated",
-                                          p.tag, length, data.size() - pos)};
-    }
-    p.header = data.substr(start, pos - start);
-    p.body = data.substr(pos, length);
-    pos += length;
-    return {p, {}};
-}
+using repo_detail::byte_at;
+using repo_detail::OpenPgpPacket;
 
 std::string upper(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -420,7 +348,7 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
 
     std::size_t pos = 0;
     while (pos < decoded.size()) {
-        auto read = read_packet(decoded, pos);
+        auto read = repo_detail::read_openpgp_packet(decoded, pos);
         if (!read.packet) {
             return refuse(read.error);
         }
@@ -502,5 +430,69 @@ KeyParseResult parse_openpgp_key(std::string_view data) {
     }
     return {std::move(key), {}};
 }
+
+namespace repo_detail {
+
+OpenPgpPacketRead read_openpgp_packet(std::string_view data, std::size_t& pos) {
+    const auto start = pos;
+    const auto need = [&](std::size_t n) { return data.size() - pos >= n; };
+    const auto first = byte_at(data, pos++);
+    if ((first & 0x80u) == 0) {
+        return {std::nullopt, fmt::format("byte {} is not an OpenPGP packet header", start)};
+    }
+    OpenPgpPacket p;
+    std::size_t length = 0;
+    if ((first & 0x40u) != 0) {
+        p.tag = static_cast<int>(first & 0x3Fu);
+        if (!need(1)) {
+            return {std::nullopt, "truncated packet header"};
+        }
+        const auto o1 = byte_at(data, pos++);
+        if (o1 < 192) {
+            length = o1;
+        } else if (o1 < 224) {
+            if (!need(1)) {
+                return {std::nullopt, "truncated packet header"};
+            }
+            length = ((o1 - 192) << 8) + byte_at(data, pos++) + 192;
+        } else if (o1 == 255) {
+            if (!need(4)) {
+                return {std::nullopt, "truncated packet header"};
+            }
+            for (int i = 0; i < 4; ++i) {
+                length = (length << 8) | byte_at(data, pos++);
+            }
+        } else {
+            // Partial body lengths exist for streamed data packets only; a key never uses them.
+            return {std::nullopt, fmt::format("packet {} uses a partial body length, which "
+                                              "key packets never do",
+                                              p.tag)};
+        }
+    } else {
+        p.tag = static_cast<int>((first >> 2) & 0x0Fu);
+        const auto type = first & 0x03u;
+        if (type == 3) {
+            return {std::nullopt, fmt::format("packet {} has an indeterminate length", p.tag)};
+        }
+        const std::size_t octets = type == 0 ? 1 : type == 1 ? 2 : 4;
+        if (!need(octets)) {
+            return {std::nullopt, "truncated packet header"};
+        }
+        for (std::size_t i = 0; i < octets; ++i) {
+            length = (length << 8) | byte_at(data, pos++);
+        }
+    }
+    if (!need(length)) {
+        return {std::nullopt, fmt::format("packet {} claims {} bytes but only {} remain; the "
+                                          "key is truncated",
+                                          p.tag, length, data.size() - pos)};
+    }
+    p.header = data.substr(start, pos - start);
+    p.body = data.substr(pos, length);
+    pos += length;
+    return {p, {}};
+}
+
+} // namespace repo_detail
 
 } // namespace gpuprov
