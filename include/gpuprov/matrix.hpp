@@ -73,6 +73,9 @@ struct DistroRepo {
     std::string key_file;             ///< "3bf863cc.pub"
     bool confirmed = true;            ///< false: cuda_min/cuda_max are inferred, not seen
     std::optional<DockerRepo> docker; ///< Docker's repository for this distro, if it has one
+    /// Why Docker has no repository for this distro any more (it stopped publishing), with the
+    /// source; the plan says so instead of failing at install. Empty when `docker` is set.
+    std::string docker_unpublished;
     /// True when the repo carries cuda-toolkit-X-Y for this major.minor.
     [[nodiscard]] bool carries(const DottedVersion& cuda) const {
         return cuda_min <= cuda && (!cuda_max || cuda <= *cuda_max);

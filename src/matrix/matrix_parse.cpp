@@ -169,7 +169,7 @@ std::vector<DistroRepo> read_distros(const Reader& r, const YAML::Node& list) {
     for (const auto& row : list) {
         r.expect_map(row, "a distros row");
         r.only_keys(row, {"slug", "os", "family", "cuda_min", "cuda_max", "key_file",
-                          "key_fingerprint", "confirmed", "docker"});
+                          "key_fingerprint", "confirmed", "docker", "docker_unpublished"});
         DistroRepo d;
         d.slug = r.string(row, "slug");
         d.os = r.string(row, "os");
@@ -193,6 +193,14 @@ std::vector<DistroRepo> read_distros(const Reader& r, const YAML::Node& list) {
         d.confirmed = r.boolean(row, "confirmed", true);
         if (const auto docker = row["docker"]) {
             d.docker = read_docker(r, docker, d.family);
+        }
+        if (row["docker_unpublished"]) {
+            if (d.docker) {
+                r.fail(row["docker_unpublished"],
+                       "a row has 'docker' (Docker publishes for it) or 'docker_unpublished' "
+                       "(Docker stopped), not both");
+            }
+            d.docker_unpublished = r.string(row, "docker_unpublished");
         }
         out.push_back(std::move(d));
     }

@@ -72,7 +72,9 @@ ResolvedRepo resolve_docker_repo(const RepositorySpec& spec, const HostFacts& fa
     const auto where = facts.os.repo_slug.empty() ? std::string("this OS") : facts.os.repo_slug;
     if (docker == nullptr) {
         r.key_fingerprint.clear();
-        r.key_source = "none: gpuprov's version matrix has no Docker repository for " + where;
+        r.key_source = distro != nullptr && !distro->docker_unpublished.empty()
+                           ? "none: " + distro->docker_unpublished
+                           : "none: gpuprov's version matrix has no Docker repository for " + where;
         return r;
     }
     if (facts.os.family != "rhel") {

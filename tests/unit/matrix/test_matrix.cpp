@@ -533,6 +533,27 @@ TEST(MatrixParse, EolNoneIsForNewFeatureBranchesOnly) {
     EXPECT_NE(e.message().find("ended, or none"), std::string::npos) << e.what();
 }
 
+TEST(MatrixParse, DockerUnpublishedIsTheReasonInsteadOfARepository) {
+    const std::string row = "distros:\n  - {slug: ubuntu2004, os: ubuntu-20.04, family: debian, "
+                            "cuda_min: \"11.0\", key_file: 3bf863cc.pub";
+    const std::string docker = "docker: {url: https://download.docker.com/linux/ubuntu, suite: "
+                               "focal, key_url: https://download.docker.com/linux/ubuntu/gpg, "
+                               "key_fingerprint: 9DC858229FC7DD38854AE2D88D81803C0EBFCD88}";
+    const auto ok = Matrix::parse(
+        replaced(k_small, "distros: []", row + ", docker_unpublished: \"Docker stopped\"}"),
+        "test.yaml");
+    ASSERT_NE(ok.distro("ubuntu2004"), nullptr);
+    EXPECT_FALSE(ok.distro("ubuntu2004")->docker.has_value());
+    EXPECT_EQ(ok.distro("ubuntu2004")->docker_unpublished, "Docker stopped");
+    const auto e = parse_error(
+        replaced(k_small, "distros: []", row + ", " + docker + ", docker_unpublished: gone}"));
+    EXPECT_NE(e.message().find("not both"), std::string::npos) << e.what();
+    // The shipped matrix says it for focal, where Docker stopped publishing.
+    EXPECT_FALSE(Matrix::builtin().distro("ubuntu2004")->docker.has_value());
+    EXPECT_NE(Matrix::builtin().distro("ubuntu2004")->docker_unpublished.find("Ubuntu 20.04"),
+              std::string::npos);
+}
+
 TEST(MatrixParse, DevicePluginRowsAreChecked) {
     const std::string table =
         "kubernetes:\n  device_plugin:\n    image: nvcr.io/nvidia/k8s-device-plugin\n"
@@ -822,9 +843,10 @@ TEST(MatrixParse, DockerRepositoryPerDistro) {
                              replaced(row, "https://download.docker.com/linux/debian\"",
                                       "https://mirror.example/debian\"")));
     EXPECT_NE(e.message().find("must be Docker's"), std::string::npos) << e.what();
-    // The built-in matrix has Docker's repository for every distro it lists.
+    // The built-in matrix has Docker's repository for every distro it lists, or says why
+    // Docker stopped publishing for it (Ubuntu 20.04).
     for (const auto& distro : Matrix::builtin().distros()) {
-        EXPECT_TRUE(distro.docker.has_value()) << distro.slug;
+        EXPECT_NE(distro.docker.has_value(), !distro.docker_unpublished.empty()) << distro.slug;
     }
 }
 

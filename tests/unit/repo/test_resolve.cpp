@@ -211,6 +211,26 @@ TEST(ResolveHostRepo, DockerMirrorPinWinsAndKeepsTheDistrosSuite) {
     EXPECT_EQ(release_dir_url(r), "https://mirror.example/docker/debian/dists/bookworm/");
 }
 
+TEST(ResolveHostRepo, DockerOnUbuntu2004SaysDockerStoppedPublishing) {
+    // Docker dropped focal with Ubuntu 20.04's standard support: the plan says so and why,
+    // trusting no key, instead of adding a repository whose install then fails.
+    const auto r =
+        resolve_host_repo(docker_unpinned(), host_on("debian", "ubuntu2004"), Matrix::builtin());
+    EXPECT_EQ(r.key_fingerprint, "");
+    EXPECT_FALSE(r.matrix_key);
+    EXPECT_TRUE(
+        contains_text(r.key_source, "Docker no longer publishes docker-ce for Ubuntu 20.04"))
+        << r.key_source;
+    EXPECT_TRUE(contains_text(r.key_source, "docker/docs#22675")) << r.key_source;
+    EXPECT_TRUE(contains_text(r.key_source, "container.engine docker.io")) << r.key_source;
+    // Every other distro row still has Docker's repository.
+    for (const std::string slug : {"ubuntu2204", "ubuntu2404", "debian12"}) {
+        const auto ok =
+            resolve_host_repo(docker_unpinned(), host_on("debian", slug), Matrix::builtin());
+        EXPECT_TRUE(ok.matrix_key) << slug << ": " << ok.key_source;
+    }
+}
+
 TEST(ResolveHostRepo, DockerWithoutAMatrixEntryOrOnAnotherDistrosPathTrustsNothing) {
     const auto none =
         resolve_host_repo(docker_unpinned(), host_on("debian", "debian11"), Matrix::builtin());
