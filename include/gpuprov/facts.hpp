@@ -207,6 +207,11 @@ void classify_os(OsInfo& os);
 /// The open-source driver that holds the GPUs now ("nouveau", "nova_core"), so the NVIDIA
 /// module loads only after a reboot with the blacklist; empty when none.
 [[nodiscard]] std::string competing_driver_loaded(const HostFacts& facts);
+/// The same, asked again while apply runs: by the facts, or by /sys/module/<name> now (apply's
+/// own steps load and unload modules after the facts were read). nouveau before nova_core.
+[[nodiscard]] std::string competing_driver_holding(const HostFacts& facts, const System& sys);
+/// The GPUs whose sysfs `driver` link names nova_core (is_nova_core_driver), in facts order.
+[[nodiscard]] std::vector<const PciGpu*> gpus_bound_to_nova_core(const HostFacts& facts);
 /// Whether a module name appears at the start of a /proc/modules line.
 [[nodiscard]] bool proc_modules_has(std::string_view content, std::string_view module);
 /// The SecureBoot efivar: 4 attribute bytes then the value byte.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/facts.hpp>
 #include <gpuprov/interrupt.hpp>
 #include <gpuprov/leftovers.hpp>
 #include <gpuprov/package_manager.hpp>
@@ -670,11 +671,8 @@ private:
     }
 
     [[nodiscard]] std::string reboot_reason() const {
-        if (m_facts.nouveau_loaded || m_sys.exists("/sys/module/nouveau")) {
-            return "nouveau holds the GPUs until the blacklist takes effect at boot";
-        }
-        if (m_facts.nova_core_loaded || m_sys.exists("/sys/module/nova_core")) {
-            return "nova_core holds the GPUs until the blacklist takes effect at boot";
+        if (const auto held = competing_driver_holding(m_facts, m_sys); !held.empty()) {
+            return held + " holds the GPUs until the blacklist takes effect at boot";
         }
         return "the NVIDIA kernel module could not be loaded without a reboot";
     }

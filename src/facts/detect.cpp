@@ -2,7 +2,6 @@
 // no command runs, so `plan` pays a few milliseconds for facts, not nvidia-smi's second.
 #include "detectors.hpp"
 
-#include <algorithm>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov {
@@ -61,9 +60,8 @@ HostFacts detect_facts(const System& sys, const Matrix& matrix) {
     facts.infiniband = read_infiniband(sys);
     facts.peermem_loaded = sys.exists("/sys/module/nvidia_peermem");
     facts.nouveau_loaded = read_module_loaded(sys, "nouveau");
-    facts.nova_core_loaded = read_module_loaded(sys, "nova_core") ||
-                             std::any_of(facts.gpus.begin(), facts.gpus.end(),
-                                         [](const PciGpu& g) { return is_nova_core_driver(g.driver); });
+    facts.nova_core_loaded =
+        read_module_loaded(sys, "nova_core") || !gpus_bound_to_nova_core(facts).empty();
     facts.secure_boot = read_secure_boot(sys);
     facts.driver = read_loaded_driver(sys);
     facts.cuda = read_cuda_installs(sys);

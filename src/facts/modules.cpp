@@ -45,6 +45,26 @@ bool is_nova_core_driver(std::string_view driver) {
     return driver == "NovaCore" || driver == "nova_core" || driver == "nova-core";
 }
 
+std::string competing_driver_holding(const HostFacts& facts, const System& sys) {
+    if (facts.nouveau_loaded || sys.exists("/sys/module/nouveau")) {
+        return "nouveau";
+    }
+    if (facts.nova_core_loaded || sys.exists("/sys/module/nova_core")) {
+        return "nova_core";
+    }
+    return {};
+}
+
+std::vector<const PciGpu*> gpus_bound_to_nova_core(const HostFacts& facts) {
+    std::vector<const PciGpu*> out;
+    for (const auto& g : facts.gpus) {
+        if (is_nova_core_driver(g.driver)) {
+            out.push_back(&g);
+        }
+    }
+    return out;
+}
+
 std::string competing_driver_loaded(const HostFacts& facts) {
     if (facts.nouveau_loaded) {
         return "nouveau";

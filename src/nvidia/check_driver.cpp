@@ -54,10 +54,8 @@ int branch_of(const std::string& version) {
 /// nova_core holds it, whatever nvidia-smi says about the other GPUs. nullopt when none is.
 std::optional<CheckOutcome> nova_bound(const VerifyInput& in) {
     std::vector<std::string> held;
-    for (const auto& g : in.facts.gpus) {
-        if (is_nova_core_driver(g.driver)) {
-            held.push_back(g.address);
-        }
+    for (const auto* g : gpus_bound_to_nova_core(in.facts)) {
+        held.push_back(g->address);
     }
     if (held.empty()) {
         return std::nullopt;

@@ -121,17 +121,16 @@ void not_loaded(const DoctorContext& ctx, const std::map<std::string, std::strin
                 apply_hint(ctx.options, "nouveau") + "), then reboot";
         out.push_back(std::move(f));
     }
-    const auto nova = std::find_if(ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
-                                   [](const PciGpu& g) { return is_nova_core_driver(g.driver); });
-    if (nova != ctx.facts.gpus.end() || ctx.facts.nova_core_loaded) {
+    const auto nova = gpus_bound_to_nova_core(ctx.facts);
+    if (!nova.empty() || ctx.facts.nova_core_loaded) {
         // Ubuntu 26.04's 7.0 kernel ships nova_core (CONFIG_NOVA_CORE=m), which binds Turing and
         // newer before nvidia can; `modprobe nvidia` then fails (beclab/Olares PR#3963).
         Finding f{.id = "nova-core-bound", .severity = "error"};
         f.summary = "the nova_core driver holds the GPU, so the nvidia module cannot bind it";
         f.evidence.push_back(smi_evidence(ctx));
-        if (nova != ctx.facts.gpus.end()) {
-            f.evidence.push_back(
-                {"/sys/bus/pci/devices/" + nova->address + "/driver", "-> " + nova->driver});
+        if (!nova.empty()) {
+            f.evidence.push_back({"/sys/bus/pci/devices/" + nova.front()->address + "/driver",
+                                  "-> " + nova.front()->driver});
         } else {
             f.evidence.push_back({"/sys/module/nova_core", "nova_core loaded"});
         }

@@ -203,8 +203,7 @@ public:
         // the new one out until a reboot, as another branch's does.
         m_installed = installed_version(planned, d.branch);
         if (!module_loaded(sys, d.branch, m_installed)) {
-            if (!competing_driver_loaded(ctx.facts).empty() || sys.exists("/sys/module/nouveau") ||
-                sys.exists("/sys/module/nova_core")) {
+            if (!competing_driver_holding(ctx.facts, sys).empty()) {
                 return StepStatus::reboot_required;
             }
             // Without nouveau in the way the module usually loads on demand; try once, and keep
