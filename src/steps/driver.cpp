@@ -3,6 +3,7 @@
 #include "common.hpp"
 #include "driver_apt.hpp"
 #include "driver_rpm.hpp"
+#include "driver_signed.hpp"
 #include "runfile_driver.hpp"
 #include "steps.hpp"
 
@@ -91,8 +92,15 @@ std::vector<std::string> driver_unheld(const StepContext& ctx, const System& sys
                                        const std::vector<std::string>& pkgs) {
     const bool holds =
         ctx.facts.os.family == "rhel" ? rpm_branch_locked(ctx) : apt_driver_holds(ctx);
-    return holds ? unheld(sys, pm, installed_driver_closure(sys, pm, pkgs))
-                 : std::vector<std::string>{};
+    if (!holds) {
+        return {};
+    }
+    auto out = unheld(sys, pm, installed_driver_closure(sys, pm, pkgs));
+    // Canonical's signed module packages (driver_signed.hpp) move with the kernel metapackage:
+    // held, they would keep every kernel update back.
+    std::erase_if(out,
+                  [](const std::string& n) { return starts_with(n, "linux-modules-nvidia-"); });
+    return out;
 }
 
 /// The kernel packages `hold_kernel: true` still has to hold.
@@ -155,6 +163,13 @@ public:
         const auto drv = apt_driver(ctx, r);
         if (!drv) {
             return r;
+        }
+        if (drv->scheme == "signed") {
+            r.changes.push_back(note(fmt::format(
+                "Secure Boot is on: Canonical-signed precompiled modules for kernel {} ({}), "
+                "not nvidia-driver-{}-server, whose DKMS-built module is unsigned and would not "
+                "load; as ubuntu-drivers --gpgpu chooses them",
+                ctx.facts.kernel, join(drv->from_distro, ", "), d.branch)));
         }
         check_apt_driver(ctx, sys, *pm, *drv, r);
         if (r.status == StepStatus::blocked) {
@@ -249,7 +264,7 @@ public:
             parts.push_back(fmt::format("dkms status: {}",
                                         std::string(trim(tail_lines(dkms.out + dkms.err, 6)))));
         }
-        if (ctx.facts.secure_boot && *ctx.facts.secure_boot) {
+        if (ctx.facts.secure_boot.value_or(false) && !signed_modules_chosen(ctx)) {
             parts.push_back("Secure Boot is on: an unsigned DKMS module is rejected (enrol the "
                             "DKMS MOK key: mokutil --import /var/lib/dkms/mok.pub)");
         }

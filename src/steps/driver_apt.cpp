@@ -1,6 +1,7 @@
 #include "driver_apt.hpp"
 
 #include "driver_rpm.hpp"
+#include "driver_signed.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -288,10 +289,27 @@ std::optional<AptDriver> apt_driver(const StepContext& ctx, CheckResult& r) {
     const auto chosen = driver_flavor(ctx.profile, ctx.facts, ctx.matrix).flavor;
     AptDriver out;
     if (chosen == "server") {
-        // Canonical's precompiled-module-friendly branch packages, from Ubuntu's own archive.
-        out.scheme = "server";
-        out.from_distro = {"nvidia-driver-" + d.branch + "-server"};
+        // Ubuntu's own server series, from Ubuntu's archive. nvidia-driver-<b>-server builds its
+        // module with DKMS, unsigned; under Secure Boot Canonical's signed precompiled modules
+        // replace it (driver_signed.hpp).
         out.version_prefix = d.version ? *d.version + "-" : d.branch + ".";
+        if (!signed_modules_chosen(ctx)) {
+            out.scheme = "server";
+            out.from_distro = {"nvidia-driver-" + d.branch + "-server"};
+            return out;
+        }
+        out.scheme = "signed";
+        out.from_distro = signed_module_packages(d.branch, false, ctx.facts.kernel);
+        if (out.from_distro.empty()) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format(
+                "Secure Boot is on and kernel {} is not an Ubuntu kernel "
+                "(<version>-<abi>-<flavour>): Canonical signs precompiled NVIDIA modules only "
+                "for its own kernels; boot an Ubuntu kernel (linux-generic), or disable Secure "
+                "Boot in the firmware",
+                ctx.facts.kernel);
+            return std::nullopt;
+        }
         return out;
     }
     const auto* names = ctx.matrix.package_names("debian");
@@ -405,7 +423,9 @@ void check_apt_driver(const StepContext& ctx, const System& sys, const PackageMa
             r.changes.push_back(note(
                 fmt::format("driver branch {}: removes {}", d.branch, join(r.removals, ", "))));
         }
-        r.hold_installs = d.hold && drv.lock == BranchLock::hold;
+        // Canonical's module packages follow the kernel metapackage; a hold on them would hold
+        // the kernel back with them (driver.cpp's driver_unheld leaves them out too).
+        r.hold_installs = d.hold && drv.lock == BranchLock::hold && drv.scheme != "signed";
         if (drv.lock == BranchLock::hold) {
             // The old branch's holds go first, or apt could not replace it.
             std::vector<std::string> held;

@@ -7,10 +7,11 @@
 namespace gpuprov::steps {
 
 struct AptDriver {
-    std::string scheme;                 ///< "suffixed", "pinned" or "server" (Canonical's)
+    std::string scheme; ///< "suffixed", "pinned", "server" or "signed" (Canonical's)
     BranchLock lock = BranchLock::hold; ///< holds where names carry the branch, else the pin
     std::vector<std::string> roots;     ///< from NVIDIA's repository: cuda-drivers-580, nvidia-open
-    std::vector<std::string> from_distro; ///< the server flavour: nvidia-driver-<b>-server
+    std::vector<std::string> from_distro; ///< server: nvidia-driver-<b>-server; signed:
+                                          ///< driver_signed.hpp's set
     std::string pin_package;              ///< pinned: nvidia-driver-pinning-595[.71.05]
     std::string version_prefix;           ///< what the roots' versions start with: "595." or
                                           ///< "595.71.05-" (driver.version)

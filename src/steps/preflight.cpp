@@ -3,6 +3,7 @@
 // distribution: the kernel headers DKMS needs and, on EL, dnf's versionlock plugin.
 #include "common.hpp"
 #include "driver_rpm.hpp"
+#include "driver_signed.hpp"
 #include "steps.hpp"
 
 #include <algorithm>
@@ -233,13 +234,19 @@ std::vector<Unmet> unmet_requirements(const StepContext& ctx, const System& sys)
     for (const auto& want : host.disks) {
         check_disk(sys, want, blocked);
     }
-    if (ctx.profile.driver && f.secure_boot.value_or(false) &&
-        ctx.profile.driver->flavor != "server") {
+    // Every flavour builds its module with DKMS, unsigned (`server` too: nvidia-driver-<b>-server
+    // is Ubuntu's DKMS package), except Canonical's signed precompiled modules, which the
+    // driver step chooses for `server` on Ubuntu under Secure Boot (driver_signed.hpp).
+    if (ctx.profile.driver && f.secure_boot.value_or(false) && !signed_modules_chosen(ctx)) {
         blocked.push_back(
             {"Secure Boot is enabled: the DKMS-built NVIDIA module is unsigned and will not "
              "load",
-             "enroll a MOK (mokutil --import /var/lib/dkms/mok.pub, confirm at next boot) "
-             "and re-run, or disable Secure Boot in the firmware"});
+             std::string(f.os.id == "ubuntu"
+                             ? "set driver.flavor: server (Canonical-signed precompiled "
+                               "modules, linux-modules-nvidia-<branch>-server-<flavour>), or "
+                             : "") +
+                 "enroll a MOK (mokutil --import /var/lib/dkms/mok.pub, confirm at next boot) "
+                 "and re-run, or disable Secure Boot in the firmware"});
     }
     return blocked;
 }
@@ -273,7 +280,9 @@ public:
             return r;
         }
         const auto& f = ctx.facts;
-        if (ctx.profile.driver && !kernel_build_ready(f) && !f.kernel.empty()) {
+        // Canonical's signed modules come built: nothing is compiled on the host.
+        if (ctx.profile.driver && !kernel_build_ready(f) && !f.kernel.empty() &&
+            !signed_modules_chosen(ctx)) {
             auto pm = package_manager_or_block(ctx, r);
             if (!pm) {
                 return r;

@@ -1,0 +1,135 @@
+// Secure Boot on Ubuntu (issue 23 item 1): `driver.flavor: server` installs Canonical's signed
+// precompiled modules the way ubuntu-drivers --gpgpu picks them, and every other way to a module
+// (DKMS, whatever the flavour) stays blocked by preflight with the fix.
+#include "driver_signed.hpp"
+#include "host_builder.hpp"
+
+using namespace gpuprov;
+using namespace gpuprov::enginetest;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+const std::string kUbuntuKernel = "6.8.0-50-generic";
+
+TEST(UbuntuKernelFlavour, IsWhatFollowsTheAbiNumber) {
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50-generic"), "generic");
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-1015-aws"), "aws");
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50-generic-64k"), "generic-64k");
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-1017-nvidia"), "nvidia");
+}
+
+TEST(UbuntuKernelFlavour, IsEmptyForReleasesWithoutAnAbiAndFlavour) {
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0"), "");
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50"), "");
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50-"), "");
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-rc1-custom"), ""); // no ABI number
+    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0--generic"), "");
+}
+
+TEST(SignedModulePackages, AreTheHeadlessUserspaceThisKernelsModuleAndTheFlavourMeta) {
+    EXPECT_EQ(steps::signed_module_packages("580", false, kUbuntuKernel),
+              (Strings{"nvidia-headless-no-dkms-580-server", "nvidia-utils-580-server",
+                       "linux-modules-nvidia-580-server-6.8.0-50-generic",
+                       "linux-modules-nvidia-580-server-generic"}));
+    EXPECT_EQ(steps::signed_module_packages("580", true, "6.8.0-1015-aws"),
+              (Strings{"nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server",
+                       "linux-modules-nvidia-580-server-open-6.8.0-1015-aws",
+                       "linux-modules-nvidia-580-server-open-aws"}));
+    EXPECT_TRUE(steps::signed_module_packages("580", false, "6.8.0").empty());
+}
+
+struct SignedModules : ApplyTest {
+    /// The engine profile on an NVSwitch-less Ubuntu 24.04 host, with the given driver.
+    Profile ubuntu(const std::string& flavor) {
+        auto p = profile;
+        p.driver->branch = "580";
+        p.driver->flavor = flavor;
+        p.cuda->version = "13.0";
+        p.host = {};
+        return p;
+    }
+    /// Ubuntu 24.04 with Secure Boot on, running an Ubuntu generic kernel without its headers
+    /// (precompiled modules need none).
+    static void secure_boot_ubuntu(TestHost& host) {
+        host.sys.add_file("/proc/sys/kernel/osrelease", kUbuntuKernel + "\n");
+        host.sys.add_file("/lib/modules/" + kUbuntuKernel + "/modules.dep", "");
+    }
+};
+
+TEST_F(SignedModules, ServerFlavourUnderSecureBootInstallsCanonicalsSignedModules) {
+    TestHost host({.nvswitches = 0, .secure_boot = true, .os = "ubuntu-24.04"});
+    secure_boot_ubuntu(host);
+    auto p = ubuntu("server");
+    p.driver->hold = true;
+    StepRunner run(host, p);
+    ASSERT_EQ(run.facts().kernel, kUbuntuKernel);
+    const auto pre = run.check("preflight");
+    EXPECT_EQ(pre.status, StepStatus::satisfied) << pre.reason;
+    EXPECT_TRUE(pre.installs.empty()) << "no kernel headers: nothing is compiled";
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    const auto installs = specs(r.installs);
+    for (const auto* name : {"nvidia-headless-no-dkms-580-server", "nvidia-utils-580-server",
+                             "linux-modules-nvidia-580-server-6.8.0-50-generic",
+                             "linux-modules-nvidia-580-server-generic"}) {
+        EXPECT_TRUE(std::any_of(installs.begin(), installs.end(),
+                                [&](const std::string& s) { return s.starts_with(name); }))
+            << name << " not in " << join(installs, " ");
+    }
+    EXPECT_FALSE(std::any_of(installs.begin(), installs.end(), [](const std::string& s) {
+        return s.starts_with("nvidia-driver-580-server");
+    })) << "the DKMS package: its module is unsigned";
+    // Held, the module packages would hold the kernel metapackage back with them.
+    EXPECT_FALSE(r.hold_installs);
+    EXPECT_TRUE(std::any_of(r.changes.begin(), r.changes.end(), [](const Change& c) {
+        return contains(c.detail,
+                        "Canonical-signed precompiled modules for kernel 6.8.0-50-generic");
+    }));
+}
+
+TEST_F(SignedModules, ServerFlavourWithoutSecureBootKeepsUbuntusDkmsPackage) {
+    TestHost host({.nvswitches = 0, .os = "ubuntu-24.04"});
+    secure_boot_ubuntu(host); // the kernel only: the firmware says Secure Boot is off
+    const auto p = ubuntu("server");
+    StepRunner run(host, p);
+    const auto r = run.check("driver");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs), Strings{"nvidia-driver-580-server"});
+}
+
+// The exemption issue 23 found: `server` was let through preflight everywhere, though outside
+// the signed path it is a DKMS package (and on Debian it does not exist).
+TEST_F(SignedModules, PreflightNoLongerExemptsServerFromSecureBoot) {
+    TestHost host({.secure_boot = true}); // Debian 12
+    auto p = profile;
+    p.driver->flavor = "server";
+    StepRunner run(host, p);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "Secure Boot is enabled")) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "mokutil --import")) << r.reason;
+    EXPECT_FALSE(contains(r.reason, "driver.flavor: server")) << "not on Debian: " << r.reason;
+}
+
+TEST_F(SignedModules, PreflightOnUbuntuNamesTheSignedFlavourAsTheFix) {
+    TestHost host({.nvswitches = 0, .secure_boot = true, .os = "ubuntu-24.04"});
+    secure_boot_ubuntu(host);
+    const auto p = ubuntu("open");
+    StepRunner run(host, p);
+    const auto r = run.check("preflight");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "set driver.flavor: server (Canonical-signed")) << r.reason;
+}
+
+TEST_F(SignedModules, AKernelThatIsNotUbuntusBlocksWithTheReason) {
+    TestHost host({.nvswitches = 0, .secure_boot = true, .os = "ubuntu-24.04"});
+    host.sys.add_file("/proc/sys/kernel/osrelease", "6.8.0\n");
+    const auto p = ubuntu("server");
+    StepRunner run(host, p);
+    const auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "kernel 6.8.0 is not an Ubuntu kernel")) << r.reason;
+}
+
+} // namespace
