@@ -12,9 +12,9 @@ namespace gpuprov::profile_detail {
 namespace {
 
 const std::vector<std::string> k_step_ids = {
-    "preflight",         "nouveau", "cuda-repo",  "driver",   "fabric-manager",
-    "cuda-toolkit",      "cudnn",   "nccl",       "tensorrt", "infiniband",
-    "container-toolkit", "tuning",  "monitoring", "verify"};
+    "preflight",      "nouveau",           "cuda-repo", "secure-boot", "driver",
+    "fabric-manager", "cuda-toolkit",      "cudnn",     "nccl",        "tensorrt",
+    "infiniband",     "container-toolkit", "tuning",    "monitoring",  "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit", kDockerRepoName};
 

@@ -265,8 +265,9 @@ public:
                                         std::string(trim(tail_lines(dkms.out + dkms.err, 6)))));
         }
         if (ctx.facts.secure_boot.value_or(false) && !signed_modules_chosen(ctx)) {
-            parts.push_back("Secure Boot is on: an unsigned DKMS module is rejected (enrol the "
-                            "DKMS MOK key: mokutil --import /var/lib/dkms/mok.pub)");
+            parts.push_back("Secure Boot is on: the kernel loads the DKMS module only signed by an "
+                            "enrolled key (the secure-boot step's: mokutil --test-key "
+                            "/var/lib/gpuprov/mok/mok.der)");
         }
         // What `gpuprov doctor` would say now, so the journal and the final failure carry the
         // diagnosis and its fix, not only the symptoms. "Reboot pending" is this very request.

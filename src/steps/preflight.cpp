@@ -3,7 +3,7 @@
 // distribution: the kernel headers DKMS needs and, on EL, dnf's versionlock plugin.
 #include "common.hpp"
 #include "driver_rpm.hpp"
-#include "driver_signed.hpp"
+#include "driver_signed.hpp" // headers: none for Canonical's precompiled modules
 #include "steps.hpp"
 
 #include <algorithm>
@@ -234,20 +234,6 @@ std::vector<Unmet> unmet_requirements(const StepContext& ctx, const System& sys)
     for (const auto& want : host.disks) {
         check_disk(sys, want, blocked);
     }
-    // Every flavour builds its module with DKMS, unsigned (`server` too: nvidia-driver-<b>-server
-    // is Ubuntu's DKMS package), except Canonical's signed precompiled modules, which the
-    // driver step chooses for `server` on Ubuntu under Secure Boot (driver_signed.hpp).
-    if (ctx.profile.driver && f.secure_boot.value_or(false) && !signed_modules_chosen(ctx)) {
-        blocked.push_back(
-            {"Secure Boot is enabled: the DKMS-built NVIDIA module is unsigned and will not "
-             "load",
-             std::string(f.os.id == "ubuntu"
-                             ? "set driver.flavor: server (Canonical-signed precompiled "
-                               "modules, linux-modules-nvidia-<branch>-server-<flavour>), or "
-                             : "") +
-                 "enroll a MOK (mokutil --import /var/lib/dkms/mok.pub, confirm at next boot) "
-                 "and re-run, or disable Secure Boot in the firmware"});
-    }
     return blocked;
 }
 
@@ -268,7 +254,7 @@ class Preflight final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "preflight"; }
     [[nodiscard]] std::string_view summary() const override {
-        return "host requirements: OS, arch, GPUs, memory, disk, Secure Boot, kernel headers";
+        return "host requirements: OS, arch, GPUs, memory, disk, kernel headers";
     }
 
     [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {

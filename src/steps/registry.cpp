@@ -55,6 +55,7 @@ std::vector<std::unique_ptr<Step>> make_steps() {
     out.push_back(steps::make_preflight());
     out.push_back(steps::make_nouveau());
     out.push_back(steps::make_cuda_repo());
+    out.push_back(steps::make_mok());
     out.push_back(steps::make_driver());
     out.push_back(steps::make_fabric_manager());
     out.push_back(steps::make_cuda_toolkit());
@@ -71,9 +72,9 @@ std::vector<std::unique_ptr<Step>> make_steps() {
 
 const std::vector<std::string>& step_ids() {
     static const std::vector<std::string> ids{
-        "preflight",    "nouveau",    "cuda-repo", "driver",     "fabric-manager",
-        "cuda-toolkit", "cudnn",      "nccl",      "tensorrt",   "infiniband", "container-toolkit",
-        "tuning",       "monitoring", "verify"};
+        "preflight",      "nouveau",           "cuda-repo", "secure-boot", "driver",
+        "fabric-manager", "cuda-toolkit",      "cudnn",     "nccl",        "tensorrt",
+        "infiniband",     "container-toolkit", "tuning",    "monitoring",  "verify"};
     return ids;
 }
 

@@ -7,6 +7,7 @@ namespace gpuprov::steps {
 std::unique_ptr<Step> make_preflight();
 std::unique_ptr<Step> make_nouveau();
 std::unique_ptr<Step> make_cuda_repo();
+std::unique_ptr<Step> make_mok();
 std::unique_ptr<Step> make_driver();
 std::unique_ptr<Step> make_fabric_manager();
 std::unique_ptr<Step> make_cuda_toolkit();

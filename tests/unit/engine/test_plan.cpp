@@ -173,7 +173,7 @@ TEST_F(PlanTest, ValidateStepIdsListsTheKnownIds) {
         const std::string what = e.what();
         EXPECT_TRUE(contains(what, "'drivers'")) << what;
         EXPECT_TRUE(contains(
-            what, "preflight, nouveau, cuda-repo, driver, fabric-manager, "
+            what, "preflight, nouveau, cuda-repo, secure-boot, driver, fabric-manager, "
                   "cuda-toolkit, cudnn, nccl, tensorrt, infiniband, container-toolkit, tuning, "
                   "monitoring, verify"))
             << what;

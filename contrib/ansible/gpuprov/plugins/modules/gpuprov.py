@@ -36,6 +36,7 @@ options:
       - preflight
       - nouveau
       - cuda-repo
+      - secure-boot
       - driver
       - fabric-manager
       - cuda-toolkit
@@ -58,6 +59,7 @@ options:
       - preflight
       - nouveau
       - cuda-repo
+      - secure-boot
       - driver
       - fabric-manager
       - cuda-toolkit
@@ -123,6 +125,7 @@ STEP_IDS = [
     "preflight",
     "nouveau",
     "cuda-repo",
+    "secure-boot",
     "driver",
     "fabric-manager",
     "cuda-toolkit",

@@ -1,0 +1,213 @@
+// The secure-boot step (issue 23 item 1): under Secure Boot a DKMS-built module loads only when
+// signed by a key shim enrolled. gpuprov generates the pair into a root-only directory, points
+// DKMS at it, and imports it with mokutil; enrolment waits for the next boot's MokManager.
+// mokutil's answers are its own strings (lcp/mokutil@9ae73db src/mokutil.c test_key,
+// print_skip_message); the stand-in below keeps its state the way shim's variables do: the
+// import only requests, and the reboot (not simulated here) enrols.
+#include "host_builder.hpp"
+#include "mok.hpp"
+
+using namespace gpuprov;
+using namespace gpuprov::enginetest;
+using gpuprov::steps::MokEnrolment;
+
+namespace {
+
+const std::string kKey(steps::kMokKey);
+const std::string kCert(steps::kMokCert);
+const std::string kPassword(steps::kMokPassword);
+const std::string kFramework(steps::kDkmsFramework);
+
+CommandResult said(int exit_code, std::string out) {
+    return {.exit_code = exit_code, .out = std::move(out)};
+}
+
+TEST(MokTestKey, ReadsMokutilsThreeAnswers) {
+    EXPECT_EQ(steps::parse_mok_test_key(said(1, kCert + " is not enrolled\n")).enrolment,
+              MokEnrolment::absent);
+    EXPECT_EQ(steps::parse_mok_test_key(said(0, kCert + " is already enrolled\n")).enrolment,
+              MokEnrolment::enrolled);
+    EXPECT_EQ(steps::parse_mok_test_key(said(0, kCert + " is already in db\n")).enrolment,
+              MokEnrolment::enrolled);
+    EXPECT_EQ(steps::parse_mok_test_key(said(0, kCert + " is already in the enrollment request\n"))
+                  .enrolment,
+              MokEnrolment::pending);
+}
+
+TEST(MokTestKey, AnythingElseIsUnknownWithWhatWasSaid) {
+    CommandResult missing;
+    missing.not_found = true;
+    EXPECT_EQ(steps::parse_mok_test_key(missing).enrolment, MokEnrolment::unknown);
+    // test_key's error paths return -1: exit 255 and a message on stderr.
+    const auto bad = steps::parse_mok_test_key({.exit_code = 255, .err = "Failed to open x\n"});
+    EXPECT_EQ(bad.enrolment, MokEnrolment::unknown);
+    EXPECT_TRUE(bad.detail.find("Failed to open x") != std::string::npos) << bad.detail;
+    // exit 0 with no recognised words (is already in the built-in keyring goes to stderr with
+    // -1): never taken for enrolled.
+    EXPECT_EQ(steps::parse_mok_test_key(said(0, "")).enrolment, MokEnrolment::unknown);
+}
+
+// DKMS 3's shipped framework.conf has both lines commented out (dkms_framework.conf).
+TEST(DkmsFramework, SetsBothKeysInPlaceAndKeepsTheRest) {
+    const std::string shipped =
+        "## Location of the MOK key and certificate used for signing\n"
+        "# mok_signing_key=\"/var/lib/dkms/mok.key\"\n"
+        "# mok_certificate=\"/var/lib/dkms/mok.pub\"\n"
+        "# sign_file=\"/lib/modules/${kernelver}/build/scripts/sign-file\"\n";
+    const auto out = steps::dkms_framework_with_mok(shipped);
+    EXPECT_EQ(out, "## Location of the MOK key and certificate used for signing\n"
+                   "mok_signing_key=\"" +
+                       kKey +
+                       "\"\n"
+                       "mok_certificate=\"" +
+                       kCert +
+                       "\"\n"
+                       "# sign_file=\"/lib/modules/${kernelver}/build/scripts/sign-file\"\n");
+    EXPECT_EQ(steps::dkms_framework_with_mok(out), out); // once set, nothing changes
+    EXPECT_EQ(steps::dkms_framework_with_mok(""),
+              "mok_signing_key=\"" + kKey + "\"\nmok_certificate=\"" + kCert + "\"\n");
+    // A second setting would win over ours (the file is sourced top to bottom): commented out.
+    EXPECT_EQ(steps::dkms_framework_with_mok("mok_signing_key=/a\nmok_signing_key=/b\n"),
+              "mok_signing_key=\"" + kKey + "\"\n#mok_signing_key=/b\nmok_certificate=\"" + kCert +
+                  "\"\n");
+}
+
+/// openssl and mokutil as the real ones change the host: genpkey prints a key, req writes the
+/// certificate, --import puts the certificate in the request (MokNew), --test-key reads it.
+struct MokHost {
+    TestHost host{{.secure_boot = true}};
+    bool enrolled = false;
+    bool requested = false;
+    std::vector<std::string> import_stdin;
+
+    MokHost() {
+        host.set_package("mokutil", "0.6.0-2", "install ok installed");
+        auto& sys = host.sys;
+        sys.add_file("/usr/bin/openssl", "");
+        sys.on_command_prefix({"openssl", "genpkey"}, [](const Command&) {
+            return said(0, "-----BEGIN PRIVATE KEY-----\nstand-in\n-----END PRIVATE KEY-----\n");
+        });
+        sys.on_command_prefix({"openssl", "req"}, [&sys](const Command& cmd) {
+            EXPECT_TRUE(sys.exists(kKey)) << "the certificate is made from the key";
+            const auto out = std::find(cmd.argv.begin(), cmd.argv.end(), "-out");
+            sys.add_file(*(out + 1), "DER certificate");
+            return said(0, "");
+        });
+        sys.on_command_prefix({"mokutil", "--test-key"}, [this](const Command& cmd) {
+            const auto& file = cmd.argv.at(2);
+            if (!this->host.sys.exists(file)) {
+                return CommandResult{.exit_code = 255, .err = "Failed to open " + file + "\n"};
+            }
+            if (enrolled) {
+                return said(0, file + " is already enrolled\n");
+            }
+            if (requested) {
+                return said(0, file + " is already in the enrollment request\n");
+            }
+            return said(1, file + " is not enrolled\n");
+        });
+        sys.on_command_prefix({"mokutil", "--import"}, [this](const Command& cmd) {
+            import_stdin.push_back(cmd.stdin_data.value_or(""));
+            requested = true;
+            return said(0, "input password: \ninput password again: \n");
+        });
+    }
+};
+
+struct Mok : ApplyTest {};
+
+TEST_F(Mok, PlansTheKeyDkmsAndTheImportWithTheRebootForTheConsole) {
+    MokHost m;
+    StepRunner run(m.host, profile);
+    const auto r = run.check("secure-boot");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    const auto commands = targets(r, Change::Kind::command);
+    ASSERT_EQ(commands.size(), 3u) << join(commands, " | ");
+    EXPECT_TRUE(commands[0].starts_with("openssl genpkey")) << commands[0];
+    EXPECT_TRUE(commands[1].starts_with("openssl req -new -x509 -key " + kKey)) << commands[1];
+    EXPECT_EQ(commands[2], "mokutil --import " + kCert);
+    EXPECT_EQ(targets(r, Change::Kind::file), std::vector<std::string>{kFramework});
+    EXPECT_TRUE(std::any_of(r.changes.begin(), r.changes.end(), [](const Change& c) {
+        return c.kind == Change::Kind::note && contains(c.detail, "a reboot follows") &&
+               contains(c.detail, kPassword);
+    }));
+    EXPECT_TRUE(m.host.sys.commands_ran.empty()) << "check changes nothing";
+}
+
+TEST_F(Mok, ApplyWritesTheRootOnlyPairSignsWithItAndStopsForTheEnrolment) {
+    MokHost m;
+    const auto result = apply(m.host);
+    EXPECT_EQ(result.status, StepStatus::reboot_required) << result.message;
+    const auto key = m.host.sys.stat(kKey);
+    ASSERT_TRUE(key);
+    EXPECT_EQ(key->mode & 0777u, 0600u);
+    EXPECT_TRUE(m.host.sys.exists(kCert));
+    const auto conf = m.host.sys.file(kFramework).value_or("");
+    EXPECT_TRUE(contains(conf, "mok_signing_key=\"" + kKey + "\"")) << conf;
+    EXPECT_TRUE(contains(conf, "mok_certificate=\"" + kCert + "\"")) << conf;
+    // The one-time password: root only, and exactly what mokutil was given, twice.
+    const auto pw = m.host.sys.stat(kPassword);
+    ASSERT_TRUE(pw);
+    EXPECT_EQ(pw->mode & 0777u, 0600u);
+    const auto password = std::string(trim(m.host.sys.file(kPassword).value_or("")));
+    EXPECT_EQ(password.size(), 12u);
+    ASSERT_EQ(m.import_stdin.size(), 1u);
+    EXPECT_EQ(m.import_stdin[0], password + "\n" + password + "\n");
+    // Never in the journal.
+    EXPECT_FALSE(contains(m.host.sys.file(kJournalPath).value_or(""), password));
+    // The key went in before the transaction: DKMS signed what it built there.
+    const auto& ran = m.host.sys.commands_ran;
+    const auto at = [&](const std::string& first, const std::string& second) {
+        return std::find_if(ran.begin(), ran.end(), [&](const auto& argv) {
+            return argv.size() > 1 && argv[0] == first && argv[1] == second;
+        });
+    };
+    EXPECT_LT(at("openssl", "req"), at("apt-get", "install"));
+    EXPECT_LT(at("apt-get", "install"), at("mokutil", "--import"));
+
+    // The same plan again before the reboot: pending, no second import.
+    StepRunner again(m.host, profile);
+    const auto r = again.check("secure-boot");
+    EXPECT_EQ(r.status, StepStatus::reboot_required) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "MokManager")) << r.reason;
+    EXPECT_TRUE(targets(r, Change::Kind::command).empty());
+
+    // Confirmed at the console: enrolled, the step is satisfied and verify proves it.
+    m.enrolled = true;
+    StepRunner after(m.host, profile);
+    EXPECT_EQ(after.check("secure-boot").status, StepStatus::satisfied);
+    const auto outcomes = after.step("secure-boot").verify(after.ctx(), m.host.sys);
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_TRUE(outcomes[0].passed) << outcomes[0].found;
+    EXPECT_EQ(m.import_stdin.size(), 1u);
+}
+
+TEST_F(Mok, VerifyFailsWhileTheEnrolmentIsPending) {
+    MokHost m;
+    (void)apply(m.host);
+    StepRunner run(m.host, profile);
+    const auto outcomes = run.step("secure-boot").verify(run.ctx(), m.host.sys);
+    ASSERT_EQ(outcomes.size(), 1u);
+    EXPECT_FALSE(outcomes[0].passed);
+    EXPECT_TRUE(contains(outcomes[0].found, "enrollment request")) << outcomes[0].found;
+    EXPECT_TRUE(contains(outcomes[0].fix, "MokManager")) << outcomes[0].fix;
+}
+
+TEST_F(Mok, WithoutOpensslTheKeyCannotBeMadeAndTheStepSaysSo) {
+    MokHost m;
+    m.host.sys.remove_file("/usr/bin/openssl");
+    StepRunner run(m.host, profile);
+    const auto r = run.check("secure-boot");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "openssl is not installed")) << r.reason;
+}
+
+TEST_F(Mok, SkippedWhereSecureBootIsOff) {
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("secure-boot");
+    EXPECT_EQ(r.status, StepStatus::skipped);
+    EXPECT_TRUE(contains(r.reason, "Secure Boot is off")) << r.reason;
+}
+
+} // namespace
