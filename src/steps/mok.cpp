@@ -6,6 +6,7 @@
 #include "driver_signed.hpp"
 #include "steps.hpp"
 
+#include <cctype>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
@@ -34,6 +35,22 @@ MokState parse_mok_test_key(const CommandResult& r) {
     }
     return {MokEnrolment::unknown,
             fmt::format("mokutil --test-key (exit {}): {}", r.exit_code, said)};
+}
+
+std::string normalized_serial(std::string_view text) {
+    if (const auto eq = text.find('='); eq != std::string_view::npos) {
+        text.remove_prefix(eq + 1);
+    }
+    std::string out;
+    for (const char c : text) {
+        if (std::isxdigit(static_cast<unsigned char>(c)) != 0) {
+            out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        } else if (c != ':' && std::isspace(static_cast<unsigned char>(c)) == 0) {
+            return {}; // not a serial
+        }
+    }
+    const auto first = out.find_first_not_of('0');
+    return first == std::string::npos ? (out.empty() ? out : "0") : out.substr(first);
 }
 
 std::string dkms_framework_with_mok(std::string_view current) {
@@ -253,7 +270,8 @@ public:
         }
         const auto cmd = test_key_command();
         const auto state = parse_mok_test_key(sys.query(cmd));
-        return {CheckOutcome{.id = "secure-boot.mok-enrolled",
+        return {signer_outcome(sys),
+                CheckOutcome{.id = "secure-boot.mok-enrolled",
                              .step = "secure-boot",
                              .passed = state.enrolment == MokEnrolment::enrolled,
                              .command = display_argv(cmd.argv),
@@ -263,6 +281,44 @@ public:
                              .fix = state.enrolment == MokEnrolment::enrolled
                                         ? std::string()
                                         : "reboot and " + confirm_words()}};
+    }
+
+    /// The nvidia module's signature names our certificate (PKCS#7 signer by issuer and
+    /// serial, as DKMS's sign-file writes it: modinfo's sig_key is that serial; dkms-project/dkms
+    /// run_test.sh compares the two the same way). With the certificate enrolled (the other
+    /// outcome), the kernel trusts it.
+    [[nodiscard]] static CheckOutcome signer_outcome(const System& sys) {
+        const Command modinfo{.argv = {"modinfo", "-F", "sig_key", "nvidia"}, .timeout = 30s};
+        const Command serial{.argv = {"openssl", "x509", "-inform", "DER", "-in",
+                                      std::string(kMokCert), "-noout", "-serial"},
+                             .timeout = 30s};
+        CheckOutcome c{.id = "secure-boot.module-signer",
+                       .step = "secure-boot",
+                       .command = display_argv(modinfo.argv) + "; " + display_argv(serial.argv),
+                       .expected = "the nvidia module signed by " + std::string(kMokCert)};
+        const auto m = sys.query(modinfo);
+        const auto o = sys.query(serial);
+        const auto signed_by = m.ok() ? normalized_serial(trim(m.out)) : std::string();
+        const auto ours = o.ok() ? normalized_serial(trim(o.out)) : std::string();
+        c.excerpt =
+            fmt::format("sig_key {}; certificate serial {}", signed_by.empty() ? "none" : signed_by,
+                        ours.empty() ? "unknown" : ours);
+        if (!m.ok()) {
+            c.found = "modinfo nvidia failed: " + std::string(trim(m.out + m.err));
+        } else if (signed_by.empty()) {
+            c.found = "the nvidia module is unsigned";
+        } else if (ours.empty()) {
+            c.found = "cannot read the certificate's serial: " + std::string(trim(o.out + o.err));
+        } else if (signed_by != ours) {
+            c.found = "the nvidia module is signed by key " + signed_by + ", not " + ours;
+        } else {
+            c.passed = true;
+            c.found = "signed by " + ours;
+            return c;
+        }
+        c.fix = "rebuild and re-sign the module with DKMS (dkms autoinstall --force), which signs "
+                "with the key in /etc/dkms/framework.conf";
+        return c;
     }
 
     [[nodiscard]] std::string reboot_evidence(const StepContext&, const System&) const override {

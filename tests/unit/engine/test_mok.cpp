@@ -79,6 +79,7 @@ struct MokHost {
     bool enrolled = false;
     bool requested = false;
     std::vector<std::string> import_stdin;
+    std::string module_sig_key = "00:9C:4E:0B:2A:17"; ///< modinfo's; empty: unsigned
 
     MokHost() {
         host.set_package("mokutil", "0.6.0-2", "install ok installed");
@@ -106,6 +107,11 @@ struct MokHost {
             }
             return said(1, file + " is not enrolled\n");
         });
+        sys.on_command_prefix({"openssl", "x509"},
+                              [](const Command&) { return said(0, "serial=9C4E0B2A17\n"); });
+        sys.on_command_prefix({"modinfo", "-F", "sig_key", "nvidia"}, [this](const Command&) {
+            return said(0, module_sig_key.empty() ? "\n" : module_sig_key + "\n");
+        });
         sys.on_command_prefix({"mokutil", "--import"}, [this](const Command& cmd) {
             import_stdin.push_back(cmd.stdin_data.value_or(""));
             requested = true;
@@ -114,7 +120,27 @@ struct MokHost {
     }
 };
 
-struct Mok : ApplyTest {};
+struct Mok : ApplyTest {
+    static CheckOutcome outcome(const std::vector<CheckOutcome>& all, const std::string& id) {
+        for (const auto& c : all) {
+            if (c.id == id) {
+                return c;
+            }
+        }
+        ADD_FAILURE() << "no outcome " << id;
+        return {};
+    }
+};
+
+// modinfo prints sig_key as colon-separated bytes, openssl x509 -serial as serial=HEX; DER keeps
+// a leading 00 where the high bit is set, openssl's print may not.
+TEST(NormalizedSerial, ComparesModinfoAndOpensslForms) {
+    EXPECT_EQ(steps::normalized_serial("00:9C:4E:0B:2A:17"), "9C4E0B2A17");
+    EXPECT_EQ(steps::normalized_serial("serial=9C4E0B2A17"), "9C4E0B2A17");
+    EXPECT_EQ(steps::normalized_serial("9c:4e:0b:2a:17\n"), "9C4E0B2A17");
+    EXPECT_EQ(steps::normalized_serial(""), "");
+    EXPECT_EQ(steps::normalized_serial("PKCS#7 signature"), "");
+}
 
 TEST_F(Mok, PlansTheKeyDkmsAndTheImportWithTheRebootForTheConsole) {
     MokHost m;
@@ -177,8 +203,12 @@ TEST_F(Mok, ApplyWritesTheRootOnlyPairSignsWithItAndStopsForTheEnrolment) {
     StepRunner after(m.host, profile);
     EXPECT_EQ(after.check("secure-boot").status, StepStatus::satisfied);
     const auto outcomes = after.step("secure-boot").verify(after.ctx(), m.host.sys);
-    ASSERT_EQ(outcomes.size(), 1u);
-    EXPECT_TRUE(outcomes[0].passed) << outcomes[0].found;
+    ASSERT_EQ(outcomes.size(), 2u);
+    const auto enrolled = outcome(outcomes, "secure-boot.mok-enrolled");
+    EXPECT_TRUE(enrolled.passed) << enrolled.found;
+    const auto signer = outcome(outcomes, "secure-boot.module-signer");
+    EXPECT_TRUE(signer.passed) << signer.found;
+    EXPECT_EQ(signer.found, "signed by 9C4E0B2A17");
     EXPECT_EQ(m.import_stdin.size(), 1u);
 }
 
@@ -186,11 +216,30 @@ TEST_F(Mok, VerifyFailsWhileTheEnrolmentIsPending) {
     MokHost m;
     (void)apply(m.host);
     StepRunner run(m.host, profile);
-    const auto outcomes = run.step("secure-boot").verify(run.ctx(), m.host.sys);
-    ASSERT_EQ(outcomes.size(), 1u);
-    EXPECT_FALSE(outcomes[0].passed);
-    EXPECT_TRUE(contains(outcomes[0].found, "enrollment request")) << outcomes[0].found;
-    EXPECT_TRUE(contains(outcomes[0].fix, "MokManager")) << outcomes[0].fix;
+    const auto c =
+        outcome(run.step("secure-boot").verify(run.ctx(), m.host.sys), "secure-boot.mok-enrolled");
+    EXPECT_FALSE(c.passed);
+    EXPECT_TRUE(contains(c.found, "enrollment request")) << c.found;
+    EXPECT_TRUE(contains(c.fix, "MokManager")) << c.fix;
+}
+
+// Enrolled is not enough: the module must carry that key's signature (one built before the key
+// existed, or signed by another key, is rejected all the same).
+TEST_F(Mok, VerifyFailsOnAModuleUnsignedOrSignedByAnotherKey) {
+    MokHost m;
+    (void)apply(m.host);
+    m.enrolled = true;
+    StepRunner run(m.host, profile);
+    m.module_sig_key = "";
+    auto c =
+        outcome(run.step("secure-boot").verify(run.ctx(), m.host.sys), "secure-boot.module-signer");
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.found, "the nvidia module is unsigned");
+    EXPECT_TRUE(contains(c.fix, "dkms autoinstall")) << c.fix;
+    m.module_sig_key = "51:D8:0F:3A";
+    c = outcome(run.step("secure-boot").verify(run.ctx(), m.host.sys), "secure-boot.module-signer");
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.found, "the nvidia module is signed by key 51D80F3A, not 9C4E0B2A17");
 }
 
 TEST_F(Mok, WithoutOpensslTheKeyCannotBeMadeAndTheStepSaysSo) {
