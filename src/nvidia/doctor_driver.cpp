@@ -99,9 +99,13 @@ void not_loaded(const DoctorContext& ctx, const std::map<std::string, std::strin
                 {"/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
                  "SecureBoot enabled"});
             f.evidence.push_back(signer);
-            f.fix = "enroll the DKMS signing key (mokutil --import /var/lib/dkms/mok.pub, confirm "
-                    "in MokManager at the next boot), or install the distribution's pre-signed "
-                    "modules (Ubuntu: linux-modules-nvidia-<branch>-<flavour>)";
+            // What the secure-boot step sets up (docs/secure-boot.md): DKMS signs with gpuprov's
+            // key once framework.conf names it; the module built before that is re-signed by
+            // rebuilding it.
+            f.fix = "apply the profile: its secure-boot step has DKMS sign with a machine owner "
+                    "key and enrols it (confirm in MokManager at the next boot); a module built "
+                    "before that: dkms autoinstall --force. On Ubuntu, driver.flavor: server "
+                    "installs Canonical's signed linux-modules-nvidia-<branch>-server-<flavour>";
             out.push_back(std::move(f));
         }
     }
