@@ -41,16 +41,8 @@ std::vector<std::string> smi_query_argv() {
 
 namespace {
 
-// "memory.total [MiB]" (--format=csv with units) → "memory.total"; the aliases nvidia-smi
-// accepts for a field print under the canonical name, so only those are known.
-std::string column_name(std::string_view header) {
-    header = trim(header);
-    if (const auto bracket = header.find(" ["); bracket != std::string_view::npos) {
-        header = header.substr(0, bracket);
-    }
-    return std::string(header);
-}
-
+// One value of a `--format=csv` row by its column; nvidia-smi heads a column with the field's
+// canonical name even when it was asked for by an alias (gpu_name → name).
 void set_field(SmiGpu& g, std::string_view column, std::string_view v) {
     if (column == "uuid") {
         g.uuid = text(v);
@@ -87,7 +79,7 @@ std::vector<std::string> header_columns(const std::vector<std::string>& raw) {
     std::vector<std::string> columns;
     bool known = false;
     for (const auto& r : raw) {
-        columns.push_back(column_name(r));
+        columns.push_back(nvidia_detail::csv_column_name(r));
         const auto& c = columns.back();
         known = known || c == "index" || c == "uuid" || c == "name" || c == "pci.bus_id" ||
                 c == "driver_version";

@@ -2,6 +2,7 @@
 // hosts printed them (R535 to R610), copied byte for byte from other people's captures
 // (sources in tests/fixtures/cmd/README.md): every value a capture shows is asserted.
 #include <fake_system.hpp>
+#include <gpuprov/gpu_health.hpp>
 #include <gpuprov/nvidia_smi.hpp>
 #include <gtest/gtest.h>
 
@@ -295,5 +296,27 @@ TEST(SmiCaptures, B300QueryWithoutIndexColumn) {
         EXPECT_EQ(gpus[i].name, "NVIDIA B300 SXM6 AC");
         EXPECT_EQ(gpus[i].compute_cap, "10.3");
         EXPECT_EQ(gpus[i].memory_total_mib, std::nullopt);
+    }
+}
+
+TEST(SmiCaptures, HealthColumnsOfTheFullQueryR590) {
+    // The same CSVs through the health parser (ECC counters, clock event reasons by name), MIG
+    // on or off: ECC on, no errors, the GPU idle and nothing else slowing it.
+    for (const char* file :
+         {"query-all-590-h100-exporter.csv", "query-all-590-h200-mig-exporter.csv"}) {
+        SCOPED_TRACE(file);
+        const auto rows = parse_smi_health(smi_fixture(file));
+        ASSERT_EQ(rows.size(), 1u);
+        const auto& h = rows[0];
+        EXPECT_EQ(h.uuid, "GPU-00000000-0000-0000-0000-000000000000");
+        EXPECT_EQ(h.ecc_enabled, true);
+        EXPECT_EQ(h.ecc_corrected_volatile, 0.0);
+        EXPECT_EQ(h.ecc_uncorrected_volatile, 0.0);
+        EXPECT_EQ(h.ecc_corrected_aggregate, 0.0);
+        EXPECT_EQ(h.ecc_uncorrected_aggregate, 0.0);
+        ASSERT_EQ(h.throttle.size(), 8u);
+        for (const auto& [reason, active] : h.throttle) {
+            EXPECT_EQ(active, reason == "gpu_idle") << reason;
+        }
     }
 }
