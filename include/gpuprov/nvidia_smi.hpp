@@ -34,10 +34,13 @@ struct SmiGpu {
     std::optional<double> power_limit_w;
     std::optional<bool> persistence_mode;
     std::optional<bool> mig_enabled;
+    std::string compute_cap; ///< "10.3"; only from a query with a header that names compute_cap
 };
 
-/// Rows of `--format=csv,noheader,nounits` output for kSmiQueryFields. Rows with the wrong
-/// number of fields or a non-numeric index are skipped (a warning line, a truncated capture).
+/// Rows of `--format=csv,noheader,nounits` output for kSmiQueryFields, or of any
+/// `--format=csv` output with its header (columns mapped by name, units such as "143771 MiB"
+/// dropped, rows without an index column numbered in order). Rows with the wrong number of
+/// fields or a non-numeric index are skipped (a warning line, a truncated capture).
 [[nodiscard]] std::vector<SmiGpu> parse_smi_query(std::string_view csv);
 
 /// The versions in the default `nvidia-smi` table's first box.
@@ -48,6 +51,31 @@ struct SmiBanner {
                                 ///< the driver supports, not the installed toolkit
 };
 [[nodiscard]] std::optional<SmiBanner> parse_smi_banner(std::string_view table);
+
+/// One GPU of the default `nvidia-smi` table's GPU box: two rows per GPU (legacy layout) or
+/// three (R470+, with the MIG mode). "N/A" cells are absent values.
+struct SmiTableGpu {
+    int index = 0;
+    std::string name;            ///< as printed: "NVIDIA B300 SXM6 AC", "NVIDIA GH200 480GB"
+    bool name_truncated = false; ///< nvidia-smi cut a long name and ended it with "..."
+    std::optional<bool> persistence_mode;
+    std::string bus_id; ///< "00000009:01:00.0" (the domain is not always 0 on Grace hosts)
+    std::optional<bool> display_active;
+    std::string volatile_ecc; ///< "0" (uncorrected errors), "Off" (ECC off), "On" (MIG), or ""
+    std::optional<double> fan_percent;
+    std::optional<double> temperature_c;
+    std::string perf_state; ///< "P0"
+    std::optional<double> power_draw_w;
+    std::optional<double> power_cap_w;
+    std::optional<std::uint64_t> memory_used_mib;
+    std::optional<std::uint64_t> memory_total_mib;
+    std::optional<double> utilization_percent; ///< "N/A" while MIG is enabled
+    std::string compute_mode;                  ///< "Default", "E. Process"
+    std::optional<bool> mig_enabled;           ///< absent in the legacy layout and for "N/A"
+};
+/// The GPU rows of the default table. The MIG devices and processes boxes below it are not
+/// GPUs; a table cut inside a GPU's rows yields what it shows of that GPU.
+[[nodiscard]] std::vector<SmiTableGpu> parse_smi_table(std::string_view table);
 
 enum class SmiFailure {
     none,              ///< not one of the known failure texts

@@ -11,15 +11,6 @@ namespace {
 
 using nvidia_detail::smi_number;
 
-// "memory.used [MiB]" (--format=csv with units) → "memory.used".
-std::string column_name(std::string_view header) {
-    header = trim(header);
-    if (const auto bracket = header.find(" ["); bracket != std::string_view::npos) {
-        header = header.substr(0, bracket);
-    }
-    return std::string(header);
-}
-
 // The throttle reason of a column, under either name nvidia-smi has used for it.
 std::optional<std::string> throttle_reason(std::string_view column) {
     for (const std::string_view prefix : {"clocks_event_reasons.", "clocks_throttle_reasons."}) {
@@ -70,7 +61,7 @@ std::vector<SmiHealth> parse_smi_health(std::string_view csv) {
             // The header: the first line that names the index column (a warning line such as
             // "WARNING: infoROM is corrupted" may come before it).
             for (const auto& r : raw) {
-                columns.push_back(column_name(r));
+                columns.push_back(nvidia_detail::csv_column_name(r));
             }
             if (std::find(columns.begin(), columns.end(), "index") == columns.end()) {
                 columns.clear();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <gpuprov/strings.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gpuprov::nvidia_detail {
@@ -30,6 +31,15 @@ inline std::optional<double> smi_number(std::string_view v) {
         return std::nullopt;
     }
     return d;
+}
+
+/// A `--format=csv` header cell's field name: "memory.used [MiB]" → "memory.used".
+inline std::string csv_column_name(std::string_view header) {
+    header = trim(header);
+    if (const auto bracket = header.find(" ["); bracket != std::string_view::npos) {
+        header = header.substr(0, bracket);
+    }
+    return std::string(header);
 }
 
 /// "Enabled"/"On" → true, "Disabled"/"Off" → false, anything else nullopt.

@@ -217,4 +217,12 @@ TEST(RealCaptures, ProcDriverVersionOpenModules) {
     ASSERT_TRUE(arch.has_value());
     EXPECT_EQ(arch->version, "525.60.11");
     EXPECT_TRUE(arch->open_module);
+
+    // Blackwell on aarch64 (a GB10, Ubuntu 24.04): "for aarch64" before the version, the
+    // GCC line's version-shaped numbers after it.
+    const auto gb10 = parse_proc_driver_version(
+        read_fixture("cmd/files/proc-driver-version-580-open-aarch64-gb10.txt"));
+    ASSERT_TRUE(gb10.has_value());
+    EXPECT_EQ(gb10->version, "580.126.09");
+    EXPECT_TRUE(gb10->open_module);
 }
