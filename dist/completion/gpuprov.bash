@@ -19,7 +19,7 @@ _gpuprov() {
     local i cmd="" sub=""
     for ((i = 1; i < cword; i++)); do
         case "${words[i]}" in
-        --log-level | --log-file | --root | --only | --skip | --out | --plan | --reboot | --junit | --profile | --temperature-alert-c | --temperature-alert | --textfile | --install-from | --sha256 | --output) ((i++)) ;;
+        --log-level | --log-file | --root | --only | --skip | --out | --plan | --reboot | --junit | --profile | --temperature-alert-c | --temperature-alert | --textfile | --kernel | --install-from | --sha256 | --output) ((i++)) ;;
         -*) ;;
         *) if [[ -z "$cmd" ]]; then cmd=${words[i]}; elif [[ -z "$sub" ]]; then sub=${words[i]}; fi ;;
         esac
@@ -31,7 +31,7 @@ _gpuprov() {
     --root) _filedir -d; return ;;
     esac
     case "$cmd" in
-    "") COMPREPLY=($(compgen -W "profiles facts plan apply verify status doctor metrics cloud-init k8s-manifests help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "profiles facts plan apply verify status doctor metrics forecast cloud-init k8s-manifests help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
     profiles)
         case "$sub" in
         "") COMPREPLY=($(compgen -W "list show validate" -- "$cur")) ;;
@@ -125,6 +125,15 @@ _gpuprov() {
         if [[ "$cur" == -* ]]; then
             COMPREPLY=($(compgen -W "--help -h --temperature-alert-c --textfile" -- "$cur")); return
         fi
+        ;;
+    forecast)
+        case "$prev" in
+            --kernel) return ;;
+        esac
+        if [[ "$cur" == -* ]]; then
+            COMPREPLY=($(compgen -W "--help -h --json --kernel --no-upgrade --hook --block" -- "$cur")); return
+        fi
+        _gpuprov_profile; return
         ;;
     cloud-init)
         case "$prev" in

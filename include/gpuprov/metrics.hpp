@@ -24,6 +24,15 @@ struct MetricsSnapshot {
     /// The profile's monitoring.temperature_alert_c, exported for the alert rule to compare with.
     std::optional<int> temperature_alert_c;
 
+    /// The next-boot forecast (gpuprov/forecast.hpp; the CLI fills it, from what is installed,
+    /// without the upgrade look-ahead): whether the kernel the boot loader boots next has
+    /// working GPUs, and which kernel that is.
+    struct NextBoot {
+        bool ready = false;
+        std::string kernel;
+    };
+    std::optional<NextBoot> next_boot;
+
     /// The health query (ECC, throttle reasons) answered; asked only when nvidia-smi is up.
     std::optional<bool> health_up;
     std::vector<SmiHealth> health;

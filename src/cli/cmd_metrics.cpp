@@ -1,6 +1,7 @@
 #include "cli_common.hpp"
 
 #include <gpuprov/facts.hpp>
+#include <gpuprov/forecast.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/metrics.hpp>
 #include <iostream>
@@ -28,6 +29,15 @@ void add_metrics_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
         const auto facts = detect_facts(sys, Matrix::builtin());
         snapshot.gpus_on_pci = static_cast<int>(facts.gpus.size());
         snapshot.driver_loaded = facts.driver.has_value();
+        if (!facts.gpus.empty()) {
+            // What is installed decides the next boot; the upgrade look-ahead (a simulation)
+            // is left to `gpuprov forecast`, not run every minute. No GPUs: nothing to forecast.
+            ForecastOptions fo;
+            fo.look_ahead = false;
+            const auto forecast = forecast_next_boot(sys, facts, fo);
+            snapshot.next_boot = MetricsSnapshot::NextBoot{.ready = forecast.ready,
+                                                           .kernel = forecast.next_boot.kernel};
+        }
         if (temperature_alert_c != 0) {
             snapshot.temperature_alert_c = temperature_alert_c;
         }

@@ -1,6 +1,7 @@
 #include "cli_common.hpp"
 #include "profile_arg.hpp"
 #include "render.hpp"
+#include "render_forecast.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -165,6 +166,9 @@ int show_plan(const GlobalOptions& opts, const std::string& profile_arg, const S
         if (run.binary) {
             std::cout << fmt::format("\napply also installs {}: {}\n", run.binary->target,
                                      run.binary->detail);
+        }
+        if (!foreign_root(opts)) {
+            std::cout << forecast_section(host_system(opts), run.facts, opts.color());
         }
     }
     const bool blocked = run.plan.blocked();

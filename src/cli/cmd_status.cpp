@@ -1,10 +1,12 @@
 #include "cli_common.hpp"
 #include "render.hpp"
+#include "render_forecast.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gpuprov/journal.hpp>
 #include <gpuprov/json_text.hpp>
+#include <gpuprov/matrix.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -84,6 +86,10 @@ void add_status_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
             std::cout << fmt::format("no runs recorded ({} does not exist)\n", kJournalPath);
         } else {
             print_human(*journal, result);
+            if (!foreign_root(opts)) {
+                std::cout << forecast_section(sys, detect_facts(sys, Matrix::builtin()),
+                                              opts.color());
+            }
         }
         // Scriptable health: a monitoring check or Ansible can ask "did the last run work?".
         // Only a finished run that converged (or none yet) is 0.

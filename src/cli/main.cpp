@@ -1,5 +1,6 @@
 // gpuprov: turn a fresh machine into a working, verified NVIDIA GPU server.
 #include "cli_common.hpp"
+#include "cmd_forecast.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -293,6 +294,7 @@ int main(int argc, char** argv) {
     add_status_command(app, opts, exit_code);
     add_doctor_command(app, opts, exit_code);
     add_metrics_command(app, opts, exit_code);
+    add_forecast_command(app, opts, exit_code);
     add_cloud_init_command(app, opts, exit_code);
     add_k8s_manifests_command(app, opts, exit_code);
 

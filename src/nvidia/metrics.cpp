@@ -40,6 +40,15 @@ void gpu_metrics(const MetricsSnapshot& s, Writer& w) {
         w.sample("gpuprov_gpu_temperature_alert_celsius", "", *s.temperature_alert_c);
     }
 
+    if (s.next_boot) {
+        w.family("gpuprov_next_boot_ready",
+                 "Whether the kernel the boot loader boots next has an nvidia module of the "
+                 "userspace driver's version with the blacklist in its initramfs (1), or not (0): "
+                 "`gpuprov forecast` says why.");
+        w.sample("gpuprov_next_boot_ready", label("kernel", s.next_boot->kernel),
+                 s.next_boot->ready ? 1 : 0);
+    }
+
     w.family("gpuprov_gpu_info", "GPU identity; the value is always 1.");
     for (const auto& g : s.gpus) {
         w.sample("gpuprov_gpu_info",

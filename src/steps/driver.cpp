@@ -4,6 +4,7 @@
 #include "driver_apt.hpp"
 #include "driver_rpm.hpp"
 #include "driver_signed.hpp"
+#include "kernel_hooks.hpp"
 #include "runfile_driver.hpp"
 #include "steps.hpp"
 
@@ -118,6 +119,16 @@ public:
     }
 
     [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
+        auto r = check_driver_packages(ctx, sys);
+        // The kernel install hook goes with the driver: every later kernel gets its forecast.
+        if (r.status != StepStatus::skipped && r.status != StepStatus::blocked) {
+            check_kernel_hook(ctx, sys, r);
+        }
+        return r;
+    }
+
+    [[nodiscard]] CheckResult check_driver_packages(const StepContext& ctx,
+                                                    const System& sys) const {
         CheckResult r;
         if (!ctx.profile.driver) {
             r.status = StepStatus::skipped;
@@ -193,6 +204,8 @@ public:
             return StepStatus::done;
         }
         if (phase == ApplyPhase::prepare) {
+            // Before the transaction: a kernel it brings in already gets its forecast.
+            apply_kernel_hook(ctx, sys);
             // driver.replace_runfile: the runfile driver goes before the packages arrive.
             remove_runfile_driver(ctx, sys);
             // A branch change: the old closure is released so the transaction may replace it.
@@ -201,6 +214,8 @@ public:
             }
             return StepStatus::done;
         }
+        // Again after the transaction: a run resumed after a reboot starts here.
+        apply_kernel_hook(ctx, sys);
         const auto& d = *ctx.profile.driver;
         if (ctx.facts.os.family == "debian") {
             CheckResult ignored;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
+#include <gpuprov/forecast.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::steps {
@@ -20,10 +21,11 @@ namespace {
 constexpr const char* kBlacklist = "/etc/modprobe.d/blacklist-nouveau.conf";
 
 /// The kernels installed on the host, newest-agnostic: the ones whose initramfs the next boot
-/// may load. Debian: those initramfs-tools manages (its state directory names them; `-k all`
-/// regenerates exactly those). EL: each /lib/modules/<k> that holds the kernel image
-/// (kernel-core installs /lib/modules/<k>/vmlinuz; a directory left by DKMS or kernel-devel
-/// alone has none). The running kernel when neither names any.
+/// may load. Debian: those initramfs-tools manages (its state directory names them on older
+/// releases; on Debian 12 the images with an initrd, which `-k all` regenerates). EL: each
+/// /lib/modules/<k> that holds the kernel image (kernel-core installs /lib/modules/<k>/vmlinuz; a
+/// directory left by DKMS or kernel-devel alone has none). The running kernel when neither names
+/// any.
 std::vector<std::string> installed_kernels(const System& sys, const HostFacts& facts) {
     std::vector<std::string> out;
     if (facts.os.family == "rhel") {
@@ -34,6 +36,18 @@ std::vector<std::string> installed_kernels(const System& sys, const HostFacts& f
         }
     } else {
         out = sys.list_dir("/var/lib/initramfs-tools");
+        // initramfs-tools 0.142 (Debian 12) keeps no state there: `update-initramfs -u -k all`
+        // takes `linux-version list` (the /boot/vmlinuz-* images) that already have an initrd.
+        for (const auto& f : sys.list_dir("/boot")) {
+            if (!starts_with(f, "vmlinuz-")) {
+                continue;
+            }
+            const auto k = f.substr(8);
+            if (sys.exists("/boot/initrd.img-" + k) &&
+                std::find(out.begin(), out.end(), k) == out.end()) {
+                out.push_back(k);
+            }
+        }
     }
     std::sort(out.begin(), out.end());
     if (out.empty() && !facts.kernel.empty()) {
@@ -339,3 +353,34 @@ std::unique_ptr<Step> make_nouveau() {
 }
 
 } // namespace gpuprov::steps
+
+namespace gpuprov {
+
+// The forecast asks this step's own judges: one list of installed kernels, one rule for "the
+// initramfs carries the blacklist" (regenerated after it was written).
+std::vector<std::string> installed_kernel_releases(const System& sys, const HostFacts& facts) {
+    return steps::installed_kernels(sys, facts);
+}
+
+std::vector<InitramfsJudgement> judge_initramfs_blacklist(const System& sys,
+                                                          const HostFacts& facts) {
+    std::vector<InitramfsJudgement> out;
+    if (!sys.exists(steps::kBlacklist)) {
+        return out;
+    }
+    const auto c = steps::competing(sys, facts);
+    const auto ir = steps::initramfs(sys, facts, c);
+    if (ir.commands.empty()) {
+        return out;
+    }
+    const auto stale = steps::stale_images(sys, ir);
+    for (std::size_t i = 0; i < ir.images.size() && i < c.kernels.size(); ++i) {
+        out.push_back(
+            {.kernel = c.kernels[i],
+             .image = ir.images[i],
+             .carries_blacklist = std::find(stale.begin(), stale.end(), i) == stale.end()});
+    }
+    return out;
+}
+
+} // namespace gpuprov

@@ -83,6 +83,30 @@ cp "$d12/etc/os-release" "$scratch/nogpu/etc/"
 run_doc doctor 1 "doctor without a GPU" --root "$scratch/nogpu" doctor --json
 jcheck "no-nvidia-gpu finding" 'd["findings"][0]["id"] == "no-nvidia-gpu"'
 
+# forecast: a fixture host without a driver (not ready), then a copy with the driver's packages
+# and two kernels, the newer one without its module (not ready, naming it), then with its module
+# (ready). No upgrade look-ahead under --root (the package manager would answer for this host).
+run_doc forecast 1 "forecast on a host without a driver" --root "$d12" forecast --json
+jcheck "no driver: not ready" 'not d["ready"] and d["findings"][0]["id"] == "driver-not-installed"'
+jcheck "no upgrade look-ahead under --root" 'not d["upgrade"]["asked"] and d["upgrade"]["skipped"]'
+fc=$scratch/forecast
+cp -a "$d12" "$fc"
+old=$(cat "$fc/proc/sys/kernel/osrelease")
+new=6.1.0-31-cloud-amd64
+printf '\nPackage: libnvidia-compute-580\nStatus: install ok installed\nVersion: 580.95.05-1\nArchitecture: amd64\n' >>"$fc/var/lib/dpkg/status"
+mkdir -p "$fc/var/lib/initramfs-tools" "$fc/lib/modules/$old/updates/dkms" "$fc/lib/modules/$new"
+: >"$fc/var/lib/initramfs-tools/$old"
+: >"$fc/var/lib/initramfs-tools/$new"
+printf 'x\0srcversion=AB12\0version=580.95.05\0license=NVIDIA\0' >"$fc/lib/modules/$old/updates/dkms/nvidia.ko"
+run_doc forecast 1 "forecast with a newer kernel without its module" --root "$fc" forecast --json
+jcheck "the newer kernel is named" 'not d["ready"] and d["next_boot"]["kernel"] == "'$new'" and d["next_boot"]["fallback"] and [f["kernel"] for f in d["findings"]] == ["'$new'"]'
+jcheck "the running kernel's module is read from its modinfo" 'd["kernels"][0]["module"]["version"] == "580.95.05" and d["kernels"][0]["ready"]'
+mkdir -p "$fc/lib/modules/$new/updates/dkms"
+cp "$fc/lib/modules/$old/updates/dkms/nvidia.ko" "$fc/lib/modules/$new/updates/dkms/"
+run_doc forecast 0 "forecast with every kernel's module" --root "$fc" forecast --json
+jcheck "ready" 'd["ready"] and not d["findings"] and d["summary"]["errors"] == 0'
+"$bin" --root "$fc" forecast --json >$scratch/forecast.json 2>/dev/null
+
 # status after runs: each result, with steps and history, as apply writes them (status reads the
 # journal and writes it back in full).
 st=$scratch/st
@@ -148,6 +172,9 @@ mutate verify verify "no summary" 'del d["summary"]' "'summary' is a required pr
 mutate verify verify "passed as a string" 'd["passed"] = "no"' "is not of type 'boolean'"
 mutate doctor doctor "an unknown severity" 'd["findings"][0]["severity"] = "fatal"' "'fatal' is not one of"
 mutate doctor doctor "healthy with findings" 'd["healthy"] = True' "findings"
+mutate forecast forecast "an unknown finding id" 'd["findings"] = [{"id": "nope", "severity": "error", "kernel": "", "summary": "s", "fix": "f"}]' "'nope' is not one of"
+mutate forecast forecast "ready with an error" 'd["summary"]["errors"] = 1' "errors"
+mutate forecast forecast "a module of an unknown origin" 'd["kernels"][0]["module"]["origin"] = "magic"' "'magic' is not one of"
 mutate status status "an unknown result" 'd["result"] = "ok"' "'ok' is not one of"
 mutate status status "a journal step without versions" 'del d["journal"]["steps"][0]["versions"]' "'versions' is a required property"
 mutate status status "recorded without a journal" 'd["journal"] = None' "journal"

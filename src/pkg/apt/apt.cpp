@@ -7,6 +7,7 @@
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/upgrade_preview.hpp>
 
 namespace gpuprov {
 
@@ -75,6 +76,28 @@ public:
         const auto r = sys.query({.argv = argv, .timeout = 300s, .env = noninteractive()});
         if (!r.ok()) {
             t.error = fmt::format("apt could not resolve the transaction (`{}` exit {}): {}",
+                                  t.simulated_with, r.exit_code,
+                                  tail_lines(r.err.empty() ? r.out : r.err, 12));
+            return t;
+        }
+        t.actions = parse_apt_simulation(r.out);
+        return t;
+    }
+
+    [[nodiscard]] static PackageTransaction upgrade_preview(const System& sys) {
+        PackageTransaction t;
+        t.resolver = "apt-get";
+        t.resolved_by = "apt itself";
+        // --with-new-pkgs: a kernel metapackage's upgrade installs the new ABI's image, as
+        // `apt upgrade` and unattended-upgrades do; holds stay held.
+        const std::vector<std::string> argv{"apt-get", "--simulate",
+                                            "upgrade", "--with-new-pkgs",
+                                            "-o",      "APT::Get::Show-Versions=1",
+                                            "-o",      "Debug::NoLocking=1"};
+        t.simulated_with = display_argv(argv);
+        const auto r = sys.query({.argv = argv, .timeout = 300s, .env = noninteractive()});
+        if (!r.ok()) {
+            t.error = fmt::format("apt could not resolve the upgrade (`{}` exit {}): {}",
                                   t.simulated_with, r.exit_code,
                                   tail_lines(r.err.empty() ? r.out : r.err, 12));
             return t;
@@ -291,6 +314,10 @@ private:
 };
 
 } // namespace
+
+PackageTransaction apt_upgrade_preview(const System& sys) {
+    return Apt::upgrade_preview(sys);
+}
 
 std::unique_ptr<PackageManager> make_apt() {
     return std::make_unique<Apt>();

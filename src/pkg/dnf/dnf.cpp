@@ -13,6 +13,7 @@
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/upgrade_preview.hpp>
 
 namespace gpuprov {
 
@@ -141,6 +142,28 @@ public:
         }
         t.actions = parse_dnf_transaction(r.out);
         t.module_changes = parse_dnf_module_changes(r.out);
+        fill_installed_versions(sys, t);
+        return t;
+    }
+
+    [[nodiscard]] static PackageTransaction upgrade_preview(const System& sys) {
+        PackageTransaction t;
+        t.resolver = "dnf";
+        t.resolved_by = "dnf itself, as root";
+        const std::vector<std::string> argv{"dnf", "--assumeno", "upgrade"};
+        t.simulated_with = display_argv(argv);
+        if (sys.effective_uid() != 0) {
+            t.error = "dnf's upgrade preview needs root (`" + t.simulated_with + "`)";
+            return t;
+        }
+        // --assumeno: as in simulate(), dnf resolves, prints its table and answers "no".
+        const auto r = sys.query({.argv = argv, .timeout = 600s, .idle_timeout = 300s});
+        if (const auto why = refusal(r); !why.empty()) {
+            t.error = fmt::format("dnf could not resolve the upgrade (`{}` exit {}): {}",
+                                  t.simulated_with, r.exit_code, why);
+            return t;
+        }
+        t.actions = parse_dnf_transaction(r.out);
         fill_installed_versions(sys, t);
         return t;
     }
@@ -392,6 +415,10 @@ std::vector<std::string> duplicate_packages(const PackageDb& db) {
         }
     }
     return out;
+}
+
+PackageTransaction dnf_upgrade_preview(const System& sys) {
+    return Dnf::upgrade_preview(sys);
 }
 
 std::unique_ptr<PackageManager> make_dnf() {

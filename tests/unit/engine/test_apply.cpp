@@ -287,6 +287,7 @@ TEST_F(Apply, ResumeAfterRebootFinishesAndRemovesTheUnit) {
     TestHost after;
     for (const auto& path : before.sys.files_written) {
         after.sys.add_file(path, before.sys.file(path).value_or(""));
+        after.sys.set_mode(path, before.sys.mode_of(path)); // the kernel hook is executable
     }
     after.sys.add_file(kDpkgStatus, before.sys.file(kDpkgStatus).value_or(""));
     for (const auto& name :

@@ -6,6 +6,7 @@
 // without a version); with the branch's closure pinned it does not. Also: dnf's versionlock
 // plugin is planned wherever a lock is, on 10 and on 9.
 #include "host_builder.hpp"
+#include "kernel_hook_fixture.hpp"
 
 #include <gpuprov/journal.hpp>
 #include <gpuprov/package_manager.hpp>
@@ -303,6 +304,10 @@ TEST(El10Plan, AConvergedHostIsSatisfiedAndALockWithoutThePluginIsNoLock) {
     host.rpms += plugin_rpm();
     host.sys.add_file("/var/lib/rpm/rpmdb.sqlite", "db");
     StepRunner run(host.sys, profile);
+    // The driver step's kernel-install plugin (issue 23) is part of a converged driver.
+    EXPECT_EQ(targets(run.check("driver"), Change::Kind::file),
+              Strings{"/etc/kernel/install.d/45-gpuprov-forecast.install"});
+    install_kernel_hook(host.sys, "rhel");
     const auto d = run.check("driver");
     EXPECT_EQ(d.status, StepStatus::satisfied) << d.reason;
     EXPECT_TRUE(d.installs.empty());

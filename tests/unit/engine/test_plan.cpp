@@ -1,5 +1,6 @@
 // build_plan: read-only, every step in order, filters, verify's status, step id validation.
 #include "host_builder.hpp"
+#include "kernel_hook_fixture.hpp"
 
 #include <gpuprov/error.hpp>
 
@@ -139,6 +140,7 @@ TEST_F(PlanTest, ProfileFilesSkipListReachesThePlan) {
 TEST_F(PlanTest, VerifyIsSatisfiedOnlyWhenNothingElseChanges) {
     TestHost host;
     host.converge();
+    install_kernel_hook(host.sys);
     converge_config(host);
     const auto converged = plan(host);
     EXPECT_EQ(of(converged, "verify").status, StepStatus::satisfied);

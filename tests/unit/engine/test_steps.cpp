@@ -1,6 +1,7 @@
 // Each step's check on the test host: fresh → pending with the exact changes and pins; state in
 // place → satisfied; left out of the profile → skipped; and the ways it blocks.
 #include "host_builder.hpp"
+#include "kernel_hook_fixture.hpp"
 
 #include <gpuprov/error.hpp>
 
@@ -413,9 +414,39 @@ TEST_F(Steps, DriverPinsTheBranchFromTheIndexAndHoldsIt) {
     EXPECT_EQ(targets(r, Change::Kind::command), Strings{});
 }
 
+// Issue 23 item 3: the driver step installs the kernel hook that forecasts every new kernel's
+// next boot; the plan shows it, apply writes it executable, and a lost execute bit is put back.
+TEST_F(Steps, DriverInstallsTheKernelHookExecutable) {
+    TestHost host;
+    host.converge();
+    const std::string hook = "/etc/kernel/postinst.d/zz-gpuprov-forecast";
+    host.sys.remove_file(hook);
+    StepRunner run(host, profile);
+    auto r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{hook});
+    ASSERT_EQ(run.step("driver").apply(run.ctx(), host.sys, r, ApplyPhase::prepare),
+              StepStatus::done);
+    const auto text = host.sys.file(hook).value_or("");
+    EXPECT_TRUE(starts_with(text, "#!/bin/sh\n")) << text;
+    EXPECT_TRUE(contains(text, "/usr/local/bin/gpuprov forecast --hook --kernel \"$1\"\n")) << text;
+    EXPECT_FALSE(contains(text, "--block")) << text;
+    EXPECT_EQ(host.sys.mode_of(hook), 0755u);
+    EXPECT_EQ(run.check("driver").status, StepStatus::satisfied);
+
+    host.sys.set_mode(hook, 0644); // the right text, not executable: run-parts skips it
+    r = run.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending);
+    ASSERT_EQ(run.step("driver").apply(run.ctx(), host.sys, r, ApplyPhase::prepare),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.mode_of(hook), 0755u);
+    EXPECT_EQ(run.check("driver").status, StepStatus::satisfied);
+}
+
 TEST_F(Steps, DriverSatisfiedWhenInstalledHeldAndLoaded) {
     TestHost host;
     host.converge();
+    install_kernel_hook(host.sys);
     StepRunner run(host, profile);
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
@@ -465,6 +496,7 @@ TEST_F(Steps, DriverNotesANewFeatureBranchHasNoEndOfLifeDate) {
 TEST_F(Steps, DriverOnlyHoldsWhenInstalledButNotHeld) {
     TestHost host;
     host.converge();
+    install_kernel_hook(host.sys);
     host.set_package("cuda-drivers-550", "550.127.08-1", "install ok installed");
     StepRunner run(host, profile);
     const auto r = run.check("driver");
@@ -542,6 +574,7 @@ TEST_F(Steps, FabricManagerFollowsAnOlderInstalledDriverExactly) {
 TEST_F(Steps, FabricManagerSatisfiedWhenInstalledAndEnabled) {
     TestHost host;
     host.converge();
+    install_kernel_hook(host.sys);
     converge_config(host);
     StepRunner run(host, profile);
     EXPECT_EQ(run.check("fabric-manager").status, StepStatus::satisfied);
@@ -856,6 +889,7 @@ TEST_F(Steps, ContainerToolkitPendingWithRepoPackagesAndRuntime) {
 TEST_F(Steps, ContainerToolkitSatisfiedWhenInPlace) {
     TestHost host;
     host.converge();
+    install_kernel_hook(host.sys);
     converge_config(host);
     StepRunner run(host, profile);
     EXPECT_EQ(run.check("container-toolkit").status, StepStatus::satisfied);
@@ -916,6 +950,7 @@ TEST_F(Steps, MonitoringPendingThenSatisfiedThenSkipped) {
 TEST_F(Steps, EveryStepSatisfiedOnAConvergedHostWithoutNetworkOrCommands) {
     TestHost host;
     host.converge();
+    install_kernel_hook(host.sys);
     converge_config(host);
     host.clear_records();
     StepRunner run(host, profile);

@@ -116,6 +116,23 @@ TEST(Metrics, HostSeriesTheAlertRulesCompare) {
     EXPECT_NE(text.find("\ngpuprov_driver_loaded 0\n"), std::string::npos) << text;
 }
 
+TEST(Metrics, NextBootReadyCarriesTheKernel) {
+    MetricsSnapshot s;
+    auto text = render_metrics(s);
+    EXPECT_EQ(text.find("gpuprov_next_boot_ready"), std::string::npos) << "not forecast: absent";
+    s.next_boot = MetricsSnapshot::NextBoot{.ready = false, .kernel = "6.1.0-31-amd64"};
+    text = render_metrics(s);
+    EXPECT_NE(text.find("# TYPE gpuprov_next_boot_ready gauge\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\ngpuprov_next_boot_ready{kernel=\"6.1.0-31-amd64\"} 0\n"),
+              std::string::npos)
+        << text;
+    s.next_boot->ready = true;
+    text = render_metrics(s);
+    EXPECT_NE(text.find("\ngpuprov_next_boot_ready{kernel=\"6.1.0-31-amd64\"} 1\n"),
+              std::string::npos)
+        << text;
+}
+
 TEST(Metrics, LabelValuesEscaped) {
     EXPECT_EQ(escape_label_value(R"(a"b\c)"
                                  "\n"),
