@@ -19,29 +19,6 @@ namespace {
 
 constexpr const char* kBlacklist = "/etc/modprobe.d/blacklist-nouveau.conf";
 
-/// The kernels installed on the host, newest-agnostic: the ones whose initramfs the next boot
-/// may load. Debian: those initramfs-tools manages (its state directory names them; `-k all`
-/// regenerates exactly those). EL: each /lib/modules/<k> that holds the kernel image
-/// (kernel-core installs /lib/modules/<k>/vmlinuz; a directory left by DKMS or kernel-devel
-/// alone has none). The running kernel when neither names any.
-std::vector<std::string> installed_kernels(const System& sys, const HostFacts& facts) {
-    std::vector<std::string> out;
-    if (facts.os.family == "rhel") {
-        for (const auto& k : sys.list_dir("/lib/modules")) {
-            if (sys.exists("/lib/modules/" + k + "/vmlinuz")) {
-                out.push_back(k);
-            }
-        }
-    } else {
-        out = sys.list_dir("/var/lib/initramfs-tools");
-    }
-    std::sort(out.begin(), out.end());
-    if (out.empty() && !facts.kernel.empty()) {
-        out.push_back(facts.kernel);
-    }
-    return out;
-}
-
 /// Whether a kernel config enables `symbol` as a module or built in ("CONFIG_X=m" / "=y").
 bool config_enables(std::string_view config, std::string_view symbol) {
     for (const auto& line : lines(config)) {
@@ -84,7 +61,9 @@ struct Competing {
 
 Competing competing(const System& sys, const HostFacts& facts) {
     Competing c;
-    c.kernels = installed_kernels(sys, facts);
+    for (const auto& k : facts.kernels) {
+        c.kernels.push_back(k.release);
+    }
     c.nova = std::any_of(c.kernels.begin(), c.kernels.end(),
                          [&](const std::string& k) { return kernel_has_nova(sys, k); });
     // A nova_core bound now is proof enough, whatever the files say.
