@@ -105,6 +105,13 @@ struct TwoKernelHost {
                      "Build  (dvs-builder@U22-I3-AD05-51-5)  Tue Mar  3 19:14:46 UTC 2026\n");
         sys.add_file("/proc/modules", "nvidia 14381056 0 - Live 0x0000000000000000\n");
         sys.add_file("/usr/sbin/dkms", "#!/bin/sh\n");
+        // Verify's other driver checks read nvidia-smi; this test is about dkms status alone.
+        sys.on_command_prefix({"nvidia-smi"}, [](const Command&) {
+            CommandResult r;
+            r.exit_code = 127;
+            r.not_found = true;
+            return r;
+        });
         dkms_status = "nvidia/595.91.07, " + kRunning + ", x86_64: installed\n";
         sys.add_file("/var/lib/rpm/rpmdb.sqlite", "db3");
     }
