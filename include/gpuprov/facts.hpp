@@ -92,6 +92,14 @@ struct InstalledCudnn {
     int major = 0, minor = 0, patch = 0;
 };
 
+/// A kernel installed on the host (one /lib/modules/<release> the next boot may load).
+struct InstalledKernel {
+    std::string release; ///< its `uname -r`
+    /// DKMS can build for it: /lib/modules/<release>/build resolves to a directory and, on the
+    /// rhel family, kernel-devel of exactly that release is installed (the link can dangle).
+    bool build_tree = false;
+};
+
 struct HostFacts {
     OsInfo os;
     std::string arch;         ///< uname -m: x86_64, aarch64
@@ -111,7 +119,10 @@ struct HostFacts {
     bool nova_core_loaded = false;
     std::optional<bool> secure_boot; ///< nullopt: not a UEFI boot or efivars not readable
     std::optional<LoadedDriver> driver;
-    bool kernel_headers = false;     ///< /lib/modules/<kernel>/build exists
+    bool kernel_headers = false; ///< /lib/modules/<kernel>/build exists
+    /// Every installed kernel the next boot may pick (src/facts/kernels.cpp), sorted: DKMS must
+    /// have built the module for each, and the competing-drivers step regenerates each image.
+    std::vector<InstalledKernel> kernels;
     std::vector<InstalledCuda> cuda; ///< /usr/local/cuda-*, oldest first
     /// Where /usr/local/cuda finally points, links followed (it goes through
     /// /etc/alternatives/cuda on deb installs); nullopt when it is not a link.

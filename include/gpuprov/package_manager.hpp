@@ -93,6 +93,15 @@ public:
         (void)packages;
         return {};
     }
+    /// Whether an enabled repository carries `package` (a name, or dnf's name-version-
+    /// release.arch), asked of the package manager itself: apt's candidate, dnf's repoquery.
+    /// nullopt when it cannot tell (its query failed): the transaction's simulation answers.
+    [[nodiscard]] virtual std::optional<bool> available(const System& sys,
+                                                        const std::string& package) const {
+        (void)sys;
+        (void)package;
+        return std::nullopt;
+    }
     /// A reader for install()'s stdout that calls `report` with each progress update the
     /// package manager prints (percent 0-100, what it is doing); empty when it prints none.
     /// (By value: the overrides move `report` into the reader they return.)

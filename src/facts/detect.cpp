@@ -34,15 +34,6 @@ std::string pkg_arch_of(const std::string& machine, const std::string& family) {
     return {};
 }
 
-bool has_kernel_headers(const System& sys, const std::string& kernel) {
-    if (kernel.empty()) {
-        return false;
-    }
-    // Usually a link into /usr/src/linux-headers-*; a dangling one means the headers package
-    // is gone and DKMS cannot build.
-    return sys.is_dir(facts_detail::resolve_path(sys, "/lib/modules/" + kernel + "/build"));
-}
-
 } // namespace
 
 HostFacts detect_facts(const System& sys, const Matrix& matrix) {
@@ -55,7 +46,7 @@ HostFacts detect_facts(const System& sys, const Matrix& matrix) {
     if (const auto release = sys.read_file("/proc/sys/kernel/osrelease")) {
         facts.kernel = std::string(trim(*release));
     }
-    facts.kernel_headers = has_kernel_headers(sys, facts.kernel);
+    facts.kernel_headers = has_build_link(sys, facts.kernel);
     read_pci(sys, matrix, facts);
     facts.infiniband = read_infiniband(sys);
     facts.peermem_loaded = sys.exists("/sys/module/nvidia_peermem");
@@ -72,6 +63,7 @@ HostFacts detect_facts(const System& sys, const Matrix& matrix) {
     facts.packages = read_nvidia_packages(sys, facts.os.family);
     facts.runfile_driver = detect_runfile_driver(sys, facts.packages);
     read_el_facts(sys, facts);
+    facts.kernels = read_installed_kernels(sys, facts);
     facts.memory_bytes = read_memory(sys);
     facts.root_disk = sys.disk_space("/");
     return facts;

@@ -11,7 +11,8 @@
 
 namespace gpuprov {
 class Matrix;
-}
+class PackageDb;
+} // namespace gpuprov
 
 namespace gpuprov::facts_detail {
 
@@ -33,6 +34,15 @@ void read_pci(const System& sys, const Matrix& matrix, HostFacts& facts);
 [[nodiscard]] std::uint64_t read_memory(const System& sys);
 /// kernel_devel, kernel_headers_rpm, module_streams, epel, selinux; nothing off the rhel family.
 void read_el_facts(const System& sys, HostFacts& facts);
+
+/// /lib/modules/<kernel>/build resolves to a directory (false for an empty kernel).
+[[nodiscard]] bool has_build_link(const System& sys, const std::string& kernel);
+/// An installed rpm `name` built for exactly `kernel` (uname -r is version-release.arch).
+[[nodiscard]] bool rpm_for_kernel(const PackageDb& db, std::string_view name,
+                                  const std::string& kernel);
+/// HostFacts::kernels; after read_os and the running kernel.
+[[nodiscard]] std::vector<InstalledKernel> read_installed_kernels(const System& sys,
+                                                                  const HostFacts& facts);
 
 /// `path` with every symlink in it resolved through System (the alternatives system makes
 /// /usr/local/cuda a two-hop link; --root trees hold absolute links that must stay inside).

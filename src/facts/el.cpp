@@ -64,19 +64,6 @@ namespace facts_detail {
 
 namespace {
 
-/// An installed rpm `name` built for exactly `kernel` (uname -r is version-release.arch).
-bool rpm_for_kernel(const PackageDb& db, std::string_view name, const std::string& kernel) {
-    for (const auto& p : db.records()) {
-        if (p.installed && p.name == name && !kernel.empty()) {
-            const auto evr = split_evr(p.version);
-            if (evr.version + "-" + evr.release + "." + p.arch == kernel) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 std::string read_selinux(const System& sys) {
     // selinuxfs is mounted only when SELinux runs; its enforce file is the live mode.
     if (const auto enforce = sys.read_file("/sys/fs/selinux/enforce")) {

@@ -48,6 +48,14 @@ json gpu_json(const PciGpu& gpu) {
     };
 }
 
+json kernels_json(const HostFacts& facts) {
+    json out = json::array();
+    for (const auto& k : facts.kernels) {
+        out.push_back({{"release", k.release}, {"build_tree", k.build_tree}});
+    }
+    return out;
+}
+
 json infiniband_json(const HostFacts& facts) {
     json devices = json::array();
     for (const auto& dev : facts.infiniband) {
@@ -130,6 +138,7 @@ nlohmann::json facts_to_json(const HostFacts& facts) {
         {"pkg_arch", str_or_null(facts.pkg_arch)},
         {"kernel", str_or_null(facts.kernel)},
         {"kernel_headers", facts.kernel_headers},
+        {"kernels", kernels_json(facts)},
         {"gpus", std::move(gpus)},
         {"nvswitch_count", facts.nvswitch_count},
         {"infiniband", infiniband_json(facts)},

@@ -5,6 +5,7 @@
 #include "driver_rpm.hpp"
 #include "driver_signed.hpp"
 #include "kernel_hooks.hpp"
+#include "kernel_build.hpp"
 #include "runfile_driver.hpp"
 #include "steps.hpp"
 
@@ -111,6 +112,63 @@ std::vector<std::string> kernel_unheld(const DriverSpec& d, const HostFacts& fac
                          : std::vector<std::string>{};
 }
 
+/// The other installed kernels DKMS has not built the module for: NVIDIA's DKMS packages build
+/// in their %post for the running kernel only (`dkms install` without -k), and dkms's kernel
+/// hooks run only for a kernel installed after the driver. Kernels whose build tree no
+/// repository carries are left out (preflight's plan names them and the fix).
+void plan_dkms_kernels(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                       CheckResult& r) {
+    if (!driver_uses_dkms(sys, r.installs)) {
+        return;
+    }
+    const auto missing = kernels_without_module(sys, other_buildable_kernels(ctx.facts, sys, pm));
+    for (const auto& k : missing) {
+        r.changes.push_back(command_change(
+            dkms_autoinstall(k), "the next boot may pick " + k +
+                                     ": the driver's DKMS package builds for the running kernel "
+                                     "only"));
+    }
+    if (!missing.empty() && r.status == StepStatus::satisfied) {
+        r.status = StepStatus::pending;
+        r.reason = "DKMS has not built the NVIDIA module for " + join(missing, ", ");
+    }
+}
+
+/// `dkms status` shows the NVIDIA module installed for every installed kernel: the one the next
+/// boot picks has its driver. nullopt where DKMS does not build the driver (precompiled
+/// modules, the runfile) or the host lists no kernel.
+std::optional<CheckOutcome> dkms_kernels_outcome(const StepContext& ctx, const System& sys) {
+    if (ctx.facts.kernels.empty() || !driver_uses_dkms(sys, {})) {
+        return std::nullopt;
+    }
+    std::vector<std::string> all;
+    for (const auto& k : ctx.facts.kernels) {
+        all.push_back(k.release);
+    }
+    const auto missing = kernels_without_module(sys, all);
+    std::vector<std::string> fixes;
+    for (const auto& k : missing) {
+        const auto it = std::find_if(ctx.facts.kernels.begin(), ctx.facts.kernels.end(),
+                                     [&](const InstalledKernel& i) { return i.release == k; });
+        if (it != ctx.facts.kernels.end() && !it->build_tree) {
+            for (const auto& p : build_tree_packages(ctx.facts, k)) {
+                fixes.push_back(
+                    (ctx.facts.os.family == "rhel" ? "dnf install " : "apt-get install ") + p.name);
+            }
+        }
+        fixes.push_back(display_argv(dkms_autoinstall(k).argv));
+    }
+    return CheckOutcome{.id = "driver.dkms-kernels",
+                        .step = "driver",
+                        .passed = missing.empty(),
+                        .command = "dkms status",
+                        .expected = "the nvidia module installed for every installed kernel (" +
+                                    join(all, ", ") + ")",
+                        .found = missing.empty() ? "installed for all"
+                                                 : "not installed for " + join(missing, ", "),
+                        .fix = join(fixes, "; ")};
+}
+
 class Driver final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "driver"; }
@@ -191,6 +249,7 @@ public:
             r.changes.push_back(note(held + " is loaded: the driver loads after a reboot"));
         }
         add_hold_changes(ctx, sys, *pm, root_packages(ctx), r);
+        plan_dkms_kernels(ctx, sys, *pm, r);
         if (r.status == StepStatus::satisfied && !loaded_ok(ctx)) {
             r.status = StepStatus::reboot_required;
             r.reason = not_loaded_reason(ctx);
@@ -228,6 +287,13 @@ public:
         if (const auto unheld = driver_unheld(ctx, sys, *pm, pkgs); !unheld.empty()) {
             run_checked(sys, pm->hold(unheld));
         }
+        // The other installed kernels, as planned: the package built for the running one only.
+        if (driver_uses_dkms(sys, {})) {
+            for (const auto& k :
+                 kernels_without_module(sys, other_buildable_kernels(ctx.facts, sys, *pm))) {
+                run_checked(sys, dkms_autoinstall(k));
+            }
+        }
         // The module of the driver this transaction installed: another one still loaded (an
         // older build of the branch, a runfile's that its uninstaller could not unload) keeps
         // the new one out until a reboot, as another branch's does.
@@ -261,6 +327,9 @@ public:
         auto out = check_driver({ctx.profile, ctx.facts, ctx.matrix}, sys);
         if (auto lock = branch_lock_outcome(ctx, sys)) {
             out.push_back(std::move(*lock));
+        }
+        if (auto dkms = dkms_kernels_outcome(ctx, sys)) {
+            out.push_back(std::move(*dkms));
         }
         return out;
     }
@@ -373,6 +442,7 @@ private:
             }
         }
         add_hold_changes(ctx, sys, pm, drv->packages, r);
+        plan_dkms_kernels(ctx, sys, pm, r);
         if (r.status == StepStatus::satisfied && !loaded_ok(ctx)) {
             r.status = StepStatus::reboot_required;
             r.reason = not_loaded_reason(ctx);

@@ -20,42 +20,6 @@ namespace {
 
 constexpr const char* kBlacklist = "/etc/modprobe.d/blacklist-nouveau.conf";
 
-/// The kernels installed on the host, newest-agnostic: the ones whose initramfs the next boot
-/// may load. Debian: those initramfs-tools manages (its state directory names them on older
-/// releases; on Debian 12 the images with an initrd, which `-k all` regenerates). EL: each
-/// /lib/modules/<k> that holds the kernel image (kernel-core installs /lib/modules/<k>/vmlinuz; a
-/// directory left by DKMS or kernel-devel alone has none). The running kernel when neither names
-/// any.
-std::vector<std::string> installed_kernels(const System& sys, const HostFacts& facts) {
-    std::vector<std::string> out;
-    if (facts.os.family == "rhel") {
-        for (const auto& k : sys.list_dir("/lib/modules")) {
-            if (sys.exists("/lib/modules/" + k + "/vmlinuz")) {
-                out.push_back(k);
-            }
-        }
-    } else {
-        out = sys.list_dir("/var/lib/initramfs-tools");
-        // initramfs-tools 0.142 (Debian 12) keeps no state there: `update-initramfs -u -k all`
-        // takes `linux-version list` (the /boot/vmlinuz-* images) that already have an initrd.
-        for (const auto& f : sys.list_dir("/boot")) {
-            if (!starts_with(f, "vmlinuz-")) {
-                continue;
-            }
-            const auto k = f.substr(8);
-            if (sys.exists("/boot/initrd.img-" + k) &&
-                std::find(out.begin(), out.end(), k) == out.end()) {
-                out.push_back(k);
-            }
-        }
-    }
-    std::sort(out.begin(), out.end());
-    if (out.empty() && !facts.kernel.empty()) {
-        out.push_back(facts.kernel);
-    }
-    return out;
-}
-
 /// Whether a kernel config enables `symbol` as a module or built in ("CONFIG_X=m" / "=y").
 bool config_enables(std::string_view config, std::string_view symbol) {
     for (const auto& line : lines(config)) {
@@ -98,7 +62,9 @@ struct Competing {
 
 Competing competing(const System& sys, const HostFacts& facts) {
     Competing c;
-    c.kernels = installed_kernels(sys, facts);
+    for (const auto& k : facts.kernels) {
+        c.kernels.push_back(k.release);
+    }
     c.nova = std::any_of(c.kernels.begin(), c.kernels.end(),
                          [&](const std::string& k) { return kernel_has_nova(sys, k); });
     // A nova_core bound now is proof enough, whatever the files say.
@@ -358,8 +324,12 @@ namespace gpuprov {
 
 // The forecast asks this step's own judges: one list of installed kernels, one rule for "the
 // initramfs carries the blacklist" (regenerated after it was written).
-std::vector<std::string> installed_kernel_releases(const System& sys, const HostFacts& facts) {
-    return steps::installed_kernels(sys, facts);
+std::vector<std::string> installed_kernel_releases(const System& /*sys*/, const HostFacts& facts) {
+    std::vector<std::string> out;
+    for (const auto& k : facts.kernels) {
+        out.push_back(k.release);
+    }
+    return out;
 }
 
 std::vector<InitramfsJudgement> judge_initramfs_blacklist(const System& sys,

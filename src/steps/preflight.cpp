@@ -4,6 +4,7 @@
 #include "common.hpp"
 #include "driver_rpm.hpp"
 #include "driver_signed.hpp" // headers: none for Canonical's precompiled modules
+#include "kernel_build.hpp"
 #include "steps.hpp"
 
 #include <algorithm>
@@ -132,6 +133,51 @@ std::vector<PackagePin> kernel_build_packages(const HostFacts& f, const Matrix& 
         return out;
     }
     return {PackagePin{.name = "linux-headers-" + f.kernel}};
+}
+
+/// The build trees of the installed kernels other than the running one: the next boot may pick
+/// any of them, and DKMS builds only where a tree is. Installed when a repository carries them;
+/// a kernel whose tree none carries is said in the plan, with the fix, and left as it is (the
+/// running kernel is unaffected, so it does not block).
+void plan_other_kernels(const StepContext& ctx, const System& sys, CheckResult& r) {
+    bool any = false;
+    for (const auto& k : ctx.facts.kernels) {
+        any = any || (k.release != ctx.facts.kernel && !k.build_tree);
+    }
+    if (!any) {
+        return;
+    }
+    auto pm = package_manager_or_block(ctx, r);
+    if (!pm) {
+        return;
+    }
+    std::vector<std::string> planned;
+    for (const auto& m : missing_build_trees(ctx.facts, sys, *pm)) {
+        std::vector<std::string> names;
+        for (const auto& p : m.packages) {
+            names.push_back(p.name);
+        }
+        if (m.available == false) {
+            const auto remove = ctx.facts.os.family == "rhel"
+                                    ? "dnf remove kernel-core-" + m.kernel
+                                    : "apt-get purge linux-image-" + m.kernel;
+            r.changes.push_back(note(fmt::format(
+                "kernel {} is installed and the next boot may pick it, but no enabled repository "
+                "carries {}: DKMS cannot build the NVIDIA module for it; fix: enable the "
+                "repository that carries {} (the vault of that point release), or remove the "
+                "kernel ({})",
+                m.kernel, join(names, ", "), join(names, ", "), remove)));
+            continue;
+        }
+        plan_installs(r, sys, *pm, m.packages);
+        planned.push_back(m.kernel);
+    }
+    if (!planned.empty()) {
+        const auto why = fmt::format("DKMS needs the build tree of every installed kernel the "
+                                     "next boot may pick ({})",
+                                     join(planned, ", "));
+        r.reason = r.reason.empty() ? why : r.reason + "; " + why;
+    }
 }
 
 /// dnf versionlock is a plugin of its own (python3-dnf-plugin-versionlock) that stock RHEL and
@@ -277,6 +323,9 @@ public:
             plan_installs(r, sys, *pm, kernel_build_packages(f, ctx.matrix));
             r.reason = fmt::format("kernel headers for {} are needed to build the driver module",
                                    f.kernel);
+        }
+        if (ctx.profile.driver && r.status != StepStatus::blocked && !signed_modules_chosen(ctx)) {
+            plan_other_kernels(ctx, sys, r);
         }
         plan_versionlock_plugin(ctx, sys, r);
         if (r.status == StepStatus::blocked) {

@@ -207,6 +207,19 @@ public:
         return parse_apt_policy(r.out);
     }
 
+    [[nodiscard]] std::optional<bool> available(const System& sys,
+                                                const std::string& package) const override {
+        try {
+            // apt-cache policy prints nothing for a name no source knows, and "Candidate:
+            // (none)" for one no enabled source offers: both read as an empty candidate.
+            const auto c = candidates(sys, {package});
+            const auto it = c.find(package);
+            return it != c.end() && !it->second.empty();
+        } catch (const CommandError&) {
+            return std::nullopt;
+        }
+    }
+
     [[nodiscard]] std::vector<std::string> installed_names(const System& sys) const override {
         std::vector<std::string> out;
         for (const auto& e : dpkg_database(sys).records()) {

@@ -212,6 +212,20 @@ public:
         return rpm_database(sys).installed_version(package);
     }
 
+    [[nodiscard]] std::optional<bool> available(const System& sys,
+                                                const std::string& package) const override {
+        // Read-only (repoquery takes no rpm lock); dnf refreshes expired metadata as its own
+        // makecache timer does. Exit 0 with no line: no enabled repository has it.
+        const auto r = sys.query({.argv = {"dnf", "-q", "repoquery", "--available", "--qf",
+                                           "%{name}-%{version}-%{release}.%{arch}", package},
+                                  .timeout = 600s,
+                                  .idle_timeout = 300s});
+        if (!r.ok()) {
+            return std::nullopt;
+        }
+        return !trim(r.out).empty();
+    }
+
     [[nodiscard]] bool held(const System& sys, std::string_view package) const override {
         // Judged by effect: the list locks only while the plugin that reads it is installed
         // (stock RHEL/Rocky images lack it; reference §B).

@@ -7,16 +7,20 @@
 # branch's whole driver closure (nothing of 610, though dnf alone would reach it) and installs
 # dnf's versionlock plugin from BaseOS; apply converges, verify passes, the closure and fabric
 # manager are versionlocked at 595.91.07, and a second apply changes nothing.
-# Issue 21: a second, newer kernel is installed (kernel-core's /lib/modules/<k>/vmlinuz and its
-# image), which the next boot may pick; the nouveau blacklist must be in both initramfs images:
-# the plan runs dracut once per installed kernel, and both images postdate the blacklist.
+# Issue 21: a second, newer kernel is installed (kernel-core's /lib/modules/<k>/vmlinuz, its build
+# link and its image), which the next boot may pick; the nouveau blacklist must be in both
+# initramfs images: the plan runs dracut once per installed kernel, and both images postdate the
+# blacklist. That kernel needs its driver too: the plan installs its kernel-devel (BaseOS carries
+# it, dnf says so) and has DKMS build for it (NVIDIA's %post builds for the running kernel only);
+# after apply both kernel-devel rpms are in and `dkms status` shows the module for both.
 set -euo pipefail
 EL_OS=rocky-10
 # shellcheck source=lib/scenario_el.sh
 source "$(dirname "$0")/../lib/scenario_el.sh"
 el_scenario_begin clean
-NEWER=6.12.0-55.40.1.el10_0.x86_64
+NEWER=6.12.0-55.39.1.el10_0.x86_64 # mirror/build-rpm.sh KERNEL_NEXT_R: BaseOS has its kernel-devel
 mkdir -p "$ROOT/lib/modules/$NEWER"
+ln -sfn "/usr/src/kernels/$NEWER" "$ROOT/lib/modules/$NEWER/build" # kernel-core's, dangling
 printf 'e2e placeholder kernel\n' >"$ROOT/lib/modules/$NEWER/vmlinuz"
 printf 'e2e placeholder initramfs\n' >"$ROOT/boot/initramfs-$NEWER.img"
 
@@ -52,6 +56,10 @@ for k in "$SIM_KERNEL" "$NEWER"; do
     assert_grep "plan: dracut regenerates $k's initramfs" \
         "dracut --force /boot/initramfs-$k\.img $k" "$GP_STDOUT"
 done
+assert_grep "plan installs the newer kernel's kernel-devel" "kernel-devel-$NEWER" "$GP_STDOUT"
+assert_grep "plan: DKMS builds for the newer kernel" "dkms autoinstall -k $NEWER" "$GP_STDOUT"
+check "plan: no DKMS build asked for the running kernel (the package's %post does it)" \
+    bash -c "! grep -q 'dkms autoinstall -k $SIM_KERNEL' '$GP_STDOUT'"
 
 gp apply "$P" --yes
 expect_rc "apply on a fresh Rocky 10 host" 0
@@ -67,10 +75,15 @@ assert_no_rpm cuda-drivers
 assert_eq "no NVIDIA package of another branch installed" "" \
     "$(in_root "$ROOT" 30 rpm -qa --qf '%{NAME} %{VERSION}\n' | grep -E '^\S*nvidia\S* ' | grep -v " $V\$" || true)"
 assert_eq "no nvidia-driver module stream (EL 10 has none)" "" "$(enabled_stream nvidia-driver)"
-assert_rpm kernel-devel "${SIM_KERNEL%.x86_64}"
+assert_eq "kernel-devel for both installed kernels" \
+    "$(printf 'kernel-devel-%s\n' "${SIM_KERNEL%.x86_64}" "${NEWER%.x86_64}" | sort)" \
+    "$(in_root "$ROOT" 30 rpm -q kernel-devel --qf '%{NAME}-%{VERSION}-%{RELEASE}\n' | sort)"
 assert_rpm cuda-toolkit-13-0 13.0.1-1
-assert_eq "dkms built the module for the running kernel" "nvidia/$V, $SIM_KERNEL, x86_64: installed" \
-    "$(in_root "$ROOT" 10 dkms status)"
+assert_eq "dkms built the module for both installed kernels" \
+    "$(printf 'nvidia/%s, %s, x86_64: installed\n' "$V" "$SIM_KERNEL" "$V" "$NEWER" | sort)" \
+    "$(in_root "$ROOT" 10 dkms status | sort)"
+check "the newer kernel's module is the $V build" \
+    grep -qx "version: $V" "$ROOT/lib/modules/$NEWER/updates/dkms/nvidia.ko"
 check "the loaded module is the open $V" grep -q "Open Kernel Module for x86_64  $V " "$ROOT/proc/driver/nvidia/version"
 locked=$(versionlock_list)
 printf '%s\n' "$locked" >"$OUT/versionlock.list"

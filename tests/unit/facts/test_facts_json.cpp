@@ -35,6 +35,7 @@ TEST(FactsJson, TopLevelKeysAreStable) {
                                               "infiniband",
                                               "kernel",
                                               "kernel_headers",
+                                              "kernels",
                                               "memory_bytes",
                                               "nouveau_loaded",
                                               "nova_core_loaded",
@@ -94,6 +95,9 @@ TEST(FactsJson, DriverCudaCudnn) {
     EXPECT_EQ(doc.at("packages").at("libcudnn8"), "8.9.4.25-1+cuda11.8");
     EXPECT_TRUE(doc.at("secure_boot").is_null());
     EXPECT_EQ(doc.at("kernel_headers"), true);
+    // No kernel list on the host (no initramfs-tools state): the running kernel, its tree there.
+    EXPECT_EQ(doc.at("kernels"),
+              json::array({{{"release", doc.at("kernel")}, {"build_tree", true}}}));
     EXPECT_EQ(doc.at("memory_bytes"), 62914556ull * 1024);
     EXPECT_EQ(doc.at("root_disk"),
               json({{"path", "/"}, {"total_bytes", 1000}, {"free_bytes", 400}}));

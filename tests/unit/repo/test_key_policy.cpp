@@ -6,6 +6,7 @@
 #include "fake_system.hpp"
 
 #include <gpuprov/key_policy.hpp>
+#include <gpuprov/matrix.hpp>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
 #include <gtest/gtest.h>
@@ -82,6 +83,18 @@ TEST(KeyPolicy, Sha256BoundKeysPassUnderSqv) {
     EXPECT_EQ(key_policy_problem(key_of("repo/test-key.asc"), trixie_policy(), kToday, "cuda"), "");
     EXPECT_EQ(key_policy_problem(key_of("repo/sigcheck-key.asc"), trixie_policy(), kToday, "cuda"),
               "");
+}
+
+// NVIDIA's debian13 key (issue 21): the fingerprint the version matrix records is the one its
+// key packet has, and its SHA-256 binding passes apt 3's sqv where 3bf863cc's SHA-1 one fails.
+TEST(KeyPolicy, NvidiasDebian13KeyIsTheMatrixOneAndPassesUnderSqv) {
+    const auto key = key_of("repo/nvidia-debian13-8793f200.pub");
+    const auto* d = Matrix::builtin().distro("debian13");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(key.fingerprint, d->key_fingerprint);
+    EXPECT_EQ(key.fingerprint, "02182E60104FCDC26EAE1B8597A5D4CB8793F200");
+    EXPECT_EQ(d->key_file, "8793F200.pub");
+    EXPECT_EQ(key_policy_problem(key, trixie_policy(), kToday, "cuda"), "");
 }
 
 TEST(KeyPolicy, GeneratedSha1BoundKeyIsRefusedUnderSqvOnly) {
