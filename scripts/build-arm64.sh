@@ -43,5 +43,16 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-g
 cmake --build "$dir" -j "$(nproc)" "$@"
 if [[ -f $dir/gpuprov ]]; then scripts/check-portable.sh "$dir/gpuprov" aarch64; fi
 if ((run_tests)); then
-    ctest --test-dir "$dir" --output-on-failure -j "$(nproc)"
+    # Left to the native run, each for a reason of the emulation, not of aarch64:
+    #  - LocalSystem.MissingProgramIsNotFound: qemu-user runs glibc's posix_spawn (clone with
+    #    CLONE_VM|CLONE_VFORK) as a plain fork, so exec's ENOENT never reaches the parent: the
+    #    child just exits 127;
+    #  - CurlLibrary.TheNextCandidateLoadsWhenTheFirstIsMissing: no arm64 libcurl.so.4 is
+    #    installed here (the cross toolchain's arm64 libraries are glibc and libstdc++ only);
+    #  - the three HostileInput tests that bound a refusal by one second of wall time, which an
+    #    emulated CPU on a shared machine does not keep.
+    skip='^(LocalSystem\.MissingProgramIsNotFound|CurlLibrary\.TheNextCandidateLoadsWhenTheFirstIsMissing'
+    skip+='|HostileInput\.(AnAliasBombIsRefusedAtItsFirstAnchor|AStrayTopLevelCommaIsRefusedNotLoopedOn'
+    skip+='|ANonRegularFileIsRefusedWithoutReadingIt))$'
+    ctest --test-dir "$dir" --output-on-failure -j "$(nproc)" -E "$skip"
 fi
