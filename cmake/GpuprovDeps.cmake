@@ -20,6 +20,12 @@ set(OPENSSL_USE_STATIC_LIBS ON)
 find_package(OpenSSL REQUIRED)
 set(ZLIB_USE_STATIC_LIBS ON)
 find_package(ZLIB REQUIRED)
+# Debian puts OpenSSL's configuration.h in the multiarch include directory, which a native
+# compiler searches by itself and the cross compiler (cmake/aarch64-linux-gnu.cmake) does not.
+if(CMAKE_CROSSCOMPILING AND CMAKE_LIBRARY_ARCHITECTURE)
+    set_property(TARGET OpenSSL::Crypto APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+                 ${OPENSSL_INCLUDE_DIR}/${CMAKE_LIBRARY_ARCHITECTURE})
+endif()
 
 # yaml-cpp's CMake package names only the shared library.
 find_path(GPUPROV_YAML_CPP_INCLUDE_DIR yaml-cpp/yaml.h REQUIRED)

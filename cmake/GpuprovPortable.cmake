@@ -16,7 +16,13 @@ set(GPUPROV_GLIBC_SYSROOT "" CACHE PATH
 # Every symbol bound at start (the binary has few dynamic symbols left) and read-only after.
 target_link_options(gpuprov PRIVATE -static-libstdc++ LINKER:-z,relro,-z,now)
 if(GPUPROV_GLIBC_SYSROOT)
-    if(NOT EXISTS "${GPUPROV_GLIBC_SYSROOT}/usr/lib/x86_64-linux-gnu/libc_nonshared.a")
+    # Debian's multiarch directory of the target (x86_64-linux-gnu, or aarch64-linux-gnu in the
+    # cross build: cmake/aarch64-linux-gnu.cmake).
+    set(GPUPROV_MULTIARCH ${CMAKE_LIBRARY_ARCHITECTURE})
+    if(NOT GPUPROV_MULTIARCH)
+        set(GPUPROV_MULTIARCH x86_64-linux-gnu)
+    endif()
+    if(NOT EXISTS "${GPUPROV_GLIBC_SYSROOT}/usr/lib/${GPUPROV_MULTIARCH}/libc_nonshared.a")
         message(FATAL_ERROR "GPUPROV_GLIBC_SYSROOT=${GPUPROV_GLIBC_SYSROOT} holds no libc6-dev "
                             "(run scripts/sysroot.sh and pass the path it prints)")
     endif()
@@ -24,9 +30,9 @@ if(GPUPROV_GLIBC_SYSROOT)
     target_link_libraries(gpuprov PRIVATE gpuprov_glibc_compat)
     # --sysroot alone is not enough: Debian's gcc searches its own multiarch directory (the
     # host's crt files and libc.so) first; -B and -L put the sysroot's ahead of it.
-    set(libdir ${GPUPROV_GLIBC_SYSROOT}/usr/lib/x86_64-linux-gnu)
+    set(libdir ${GPUPROV_GLIBC_SYSROOT}/usr/lib/${GPUPROV_MULTIARCH})
     target_link_options(gpuprov PRIVATE --sysroot=${GPUPROV_GLIBC_SYSROOT} -B${libdir}/
-                        -L${libdir} -L${GPUPROV_GLIBC_SYSROOT}/lib/x86_64-linux-gnu
+                        -L${libdir} -L${GPUPROV_GLIBC_SYSROOT}/lib/${GPUPROV_MULTIARCH}
                         # Before glibc 2.34 threads and dlopen live in their own libraries.
                         LINKER:--push-state,--no-as-needed -lpthread -ldl LINKER:--pop-state
                         # The host's libgcc_s.so.1 wants glibc 2.35; the one on the target
@@ -34,5 +40,5 @@ if(GPUPROV_GLIBC_SYSROOT)
                         LINKER:--allow-shlib-undefined)
     # Relink when the sysroot changes.
     set_property(TARGET gpuprov APPEND PROPERTY LINK_DEPENDS
-                 ${GPUPROV_GLIBC_SYSROOT}/usr/lib/x86_64-linux-gnu/libc_nonshared.a)
+                 ${GPUPROV_GLIBC_SYSROOT}/usr/lib/${GPUPROV_MULTIARCH}/libc_nonshared.a)
 endif()

@@ -3,13 +3,23 @@
 # version newer than the oldest supported glibc (EL 8: 2.28; Ubuntu 20.04: 2.31; Debian 11:
 # 2.31), no libstdc++ symbol versions (it is linked in), no DT_NEEDED beyond glibc's own
 # libraries and libgcc_s, no RPATH/RUNPATH, the standard program interpreter.
-# Usage: scripts/check-portable.sh BINARY   (default build/gpuprov)
+# ARCH (x86_64 or aarch64, default x86_64): the machine the binary must be built for, and the
+# program interpreter that goes with it (scripts/build-arm64.sh checks the aarch64 binary).
+# Usage: scripts/check-portable.sh [BINARY [ARCH]]   (default build/gpuprov x86_64)
 set -euo pipefail
 bin=${1:-$(dirname "$0")/../build/gpuprov}
+arch=${2:-x86_64}
+case $arch in
+x86_64) machine='Advanced Micro Devices X86-64' interp_want='*lib64/ld-linux-x86-64so2' ;;
+aarch64) machine='AArch64' interp_want='*lib/ld-linux-aarch64so1' ;;
+*) echo "check-portable: unknown ARCH $arch (x86_64 or aarch64)" >&2; exit 2 ;;
+esac
 max_glibc=2.28
 allowed_needed='^(libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|libgcc_s\.so\.1|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1)$'
 [[ -f "$bin" ]] || { echo "check-portable: no such file: $bin" >&2; exit 2; }
 problems=()
+got=$(readelf -h "$bin" | sed -n 's/^ *Machine: *//p')
+[[ "$got" == "$machine" ]] || problems+=("is built for $got, not $arch")
 
 # Every version a dynamic symbol asks for (GLIBC_2.2.5, GLIBCXX_3.4.30, ...), and the version
 # needs of the ELF (objdump -p), which include versions no single symbol shows.
@@ -38,10 +48,9 @@ if objdump -p "$bin" | grep -qE '^ *(RPATH|RUNPATH) '; then
     problems+=("has an RPATH/RUNPATH: $(objdump -p "$bin" | awk '$1 ~ /RPATH|RUNPATH/ {print $2}')")
 fi
 interp=$(objdump -s -j .interp "$bin" 2>/dev/null | sed -n 's/^ [0-9a-f]* [0-9a-f ]*  //p' | tr -d '\n' | tr -d '.')
-case $interp in
-*lib64/ld-linux-x86-64so2* | *lib/ld-linux-aarch64so1*) ;;
-*) problems+=("program interpreter is not glibc's standard one: $interp") ;;
-esac
+# shellcheck disable=SC2053 # a glob on purpose
+[[ "$interp" == $interp_want* ]] ||
+    problems+=("program interpreter is not glibc's standard one for $arch: $interp")
 
 if ((${#problems[@]})); then
     echo "check-portable: $bin would not run on every supported distro:" >&2
@@ -49,4 +58,4 @@ if ((${#problems[@]})); then
     exit 1
 fi
 newest=$(grep -o '^GLIBC_[0-9.]*$' <<<"$versions" | sort -V | tail -n 1)
-echo "check-portable: $bin ok (newest ${newest:-no} glibc version, NEEDED: $(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}' | tr '\n' ' '))"
+echo "check-portable: $bin ok ($arch, newest ${newest:-no} glibc version, NEEDED: $(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}' | tr '\n' ' '))"

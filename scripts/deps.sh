@@ -11,6 +11,9 @@ if [[ "${1:-}" == "--test" ]]; then
     # The ASan+UBSan build and libFuzzer targets (scripts/sanitize.sh, scripts/fuzz.sh) and
     # clang-tidy (scripts/tidy.sh); libclang-rt holds the sanitizer and libFuzzer runtimes.
     pkgs+=(clang libclang-rt-14-dev clang-tidy)
+    # The aarch64 cross build and its unit tests under qemu-user (scripts/build-arm64.sh; the
+    # arm64 libraries come from scripts/sysroot.sh --deps, not from multiarch packages).
+    pkgs+=(g++-aarch64-linux-gnu qemu-user-static)
     while read -r p; do
         [[ -n "$p" && "$p" != \#* ]] && pkgs+=("$p")
     done < tests/e2e/DEPS

@@ -223,7 +223,7 @@ struct PackageNames {
     CudaBuiltPackages nccl;
     std::vector<FabricManagerNames> fabric_manager;
     std::vector<std::string> container_toolkit;
-    std::string container_repo_path;             ///< "stable/rpm/{arch}/" under the toolkit's URL
+    std::string container_repo_path;             ///< "stable/rpm/{pkgarch}/" under the toolkit's URL
     std::optional<RpmDriverPackages> driver;     ///< rhel only: the module stream driver
     std::optional<AptDriverPackages> apt_driver; ///< debian only: the apt naming schemes
     /// Fabric manager's package names for a branch (templates expanded); empty when the data

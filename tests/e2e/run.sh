@@ -87,13 +87,21 @@ trap 'exit 130' INT TERM
 
 # --- setup (once) ---------------------------------------------------------------------------------
 t_setup=$SECONDS
-t=$SECONDS
-rootfs_base >/dev/null || die "could not build the Debian 12 root"
-log "setup: root cache ready in $((SECONDS - t)) s ($E2E_CACHE)"
-t=$SECONDS
-mirror_build "$E2E_WORK/mirror" || die "mirror build failed"
-log "setup: mirror built in $((SECONDS - t)) s"
-mirror_start "$E2E_WORK/mirror"
+# A scenario that needs neither says "# e2e-no-mirror" in its first lines (52 runs after the
+# arm64 build in scripts/test.sh, on its own): a run of only such scenarios skips both.
+needs_mirror=0
+for s in "${selected[@]}"; do
+    sed -n '1,3p' "$E2E_DIR/scenarios/$s" | grep -q '^# e2e-no-mirror' || needs_mirror=1
+done
+if ((needs_mirror)); then
+    t=$SECONDS
+    rootfs_base >/dev/null || die "could not build the Debian 12 root"
+    log "setup: root cache ready in $((SECONDS - t)) s ($E2E_CACHE)"
+    t=$SECONDS
+    mirror_build "$E2E_WORK/mirror" || die "mirror build failed"
+    log "setup: mirror built in $((SECONDS - t)) s"
+    mirror_start "$E2E_WORK/mirror"
+fi
 if [[ ! -x "$GPUPROV_BIN" ]]; then
     log "WARNING: $GPUPROV_BIN not found: every scenario but 00-infra will fail (build it first)"
 fi

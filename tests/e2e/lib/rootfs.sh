@@ -72,6 +72,40 @@ rootfs_base() {
     printf '%s\n' "$dir"
 }
 
+# rootfs_base_foreign ARCH: prints the path of a cached Debian 12 root of another architecture
+# (arm64 for scenario 52), building it when absent: debootstrap's first stage only (--foreign),
+# the required packages unpacked, nothing configured, which needs no emulator and gives what
+# `gpuprov facts` reads (os-release, the dynamic loader and libc of that architecture).
+rootfs_base_foreign() {
+    local arch=$1 key dir lock=.lock-$1 dlog=debootstrap-$1.log
+    key=$(rootfs_key "$ROOTFS_SUITE-foreign-$arch" "")
+    dir="$E2E_CACHE/root-$arch-$key"
+    mkdir -p "$E2E_CACHE"
+    (
+        flock -w 900 9 || die "could not lock $E2E_CACHE/$lock within 900 s"
+        if [[ -f "$dir/.e2e-complete" ]]; then exit 0; fi
+        find "$E2E_CACHE" -mindepth 1 -maxdepth 1 -type d -name "root-$arch-*" ! -name "root-$arch-$key" \
+            -exec rm -rf {} +
+        local tmp="$dir.tmp.$$" t0=$SECONDS
+        rm -rf "$tmp"
+        log "debootstrap --foreign --arch $arch $ROOTFS_SUITE (minbase) -> $dir"
+        if ! timeout 900 debootstrap --foreign --arch="$arch" --variant=minbase \
+            "$ROOTFS_SUITE" "$tmp" "$DEBIAN_MIRROR" >"$E2E_CACHE/$dlog" 2>&1; then
+            tail -n 30 "$E2E_CACHE/$dlog" >&2
+            rm -rf "$tmp"
+            die "debootstrap --foreign failed (log: $E2E_CACHE/$dlog)"
+        fi
+        # The .debs the second stage would install: dead weight every copy would carry.
+        rm -f "$tmp"/var/cache/apt/archives/*.deb
+        rm -rf "${tmp:?}/proc" "${tmp:?}/sys"
+        mkdir -p "$tmp/proc" "$tmp/sys"
+        touch "$tmp/.e2e-complete"
+        mv "$tmp" "$dir"
+        log "$arch root built in $((SECONDS - t0)) s"
+    ) 9>"$E2E_CACHE/$lock" || return 1
+    printf '%s\n' "$dir"
+}
+
 # debootstrap mounts /proc and /sys in the target while it runs; make sure none is left behind.
 umount_below() {
     local m

@@ -178,6 +178,30 @@ TEST(ElPlan, TheContainerToolkitRepoIsTheRpmLayoutAndAStrayDebUrlIsRefused) {
     EXPECT_TRUE(contains(refused.reason, "{pkgformat}")) << refused.reason;
 }
 
+// GH200/GB200/GB300 hosts are aarch64: NVIDIA's CUDA repositories call that sbsa, its container
+// toolkit repository stable/rpm/$basearch, i.e. aarch64 (reference §3.7). Checked against sbsa,
+// the built-in URL was refused on every EL aarch64 host (issue 22).
+TEST(ElPlan, OnAarch64TheBuiltInContainerToolkitUrlIsRpmAarch64AndSbsaIsRefused) {
+    ElHost host("rocky-9");
+    host.sys.set_machine("aarch64");
+    const auto profile = load_profile("nlp-infer", matrix());
+    StepRunner run(host.sys, profile);
+    ASSERT_EQ(run.facts().repo_arch, "sbsa");
+    const auto r = run.check("container-toolkit");
+    EXPECT_FALSE(contains(r.reason, "NVIDIA publishes")) << r.reason;
+
+    auto sbsa = profile;
+    sbsa.repositories.at("container-toolkit").url =
+        "https://nvidia.github.io/libnvidia-container/stable/rpm/{arch}/";
+    StepRunner wrong(host.sys, sbsa);
+    const auto refused = wrong.check("container-toolkit");
+    EXPECT_EQ(refused.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(refused.reason, "stable/rpm/sbsa/")) << refused.reason;
+    EXPECT_TRUE(contains(refused.reason, "NVIDIA publishes the toolkit for dnf at "
+                                         ".../stable/rpm/aarch64/"))
+        << refused.reason;
+}
+
 TEST(ElPlan, WithoutDockerTheContainerStepIsBlockedNamingDockerCe) {
     ElHost host("rocky-9");
     host.sys.remove_file("/usr/bin/dockerd");

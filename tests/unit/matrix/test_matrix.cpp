@@ -736,8 +736,14 @@ TEST(MatrixPackages, RpmNamesAndTheDriversModuleStreamsFromTheDataFile) {
     EXPECT_EQ(rhel->fabric_manager_for(570),
               (std::vector<std::string>{"nvidia-fabric-manager", "libnvidia-nscq-570"}));
     EXPECT_EQ(expand_package_name(rhel->container_repo_path, v), "stable/rpm/x86_64/");
+    // On Grace (aarch64) the CUDA repositories say sbsa; the toolkit's say aarch64 and arm64.
+    EXPECT_EQ(
+        expand_package_name(rhel->container_repo_path, {.arch = "sbsa", .pkgarch = "aarch64"}),
+        "stable/rpm/aarch64/");
     const auto* deb = m.package_names("debian");
     ASSERT_NE(deb, nullptr);
+    EXPECT_EQ(expand_package_name(deb->container_repo_path, {.arch = "sbsa", .pkgarch = "arm64"}),
+              "stable/deb/arm64/");
     EXPECT_FALSE(deb->driver); // the module stream driver is the rhel family's
     EXPECT_FALSE(rhel->apt_driver);
     EXPECT_EQ(deb->fabric_manager_for(570),
