@@ -10,7 +10,26 @@
 
 namespace gpuprov::nvidia_detail {
 
+namespace {
+
+/// Fabric manager installed (any of NVIDIA's names for it): only then is its journal read.
+bool fabric_manager_installed(const HostFacts& facts) {
+    for (const auto& [name, version] : facts.packages) {
+        if (starts_with(name, "nvidia-fabricmanager") ||
+            starts_with(name, "nvidia-fabric-manager") ||
+            starts_with(name, "cuda-drivers-fabricmanager")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
 void diagnose_fabric(const DoctorContext& ctx, std::vector<Finding>& out) {
+    if (!fabric_manager_installed(ctx.facts)) {
+        return;
+    }
     // This boot's lines only (-b): a mismatch before the last reboot says nothing now.
     const std::vector<std::string> argv = {
         "journalctl", "-u", "nvidia-fabricmanager", "-b", "--no-pager", "-n", "200"};

@@ -136,6 +136,8 @@ TEST(CheckContainer, ContainerdDropInAndMissingCtk) {
 
 TEST(CheckFabricManager, OnlyWithNvswitchesAndMustBeActive) {
     Host h;
+    h.sys.on_command({"nvidia-smi", "-q"},
+                     answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
     EXPECT_TRUE(h.run(check_fabric_manager).empty()); // auto, no NVSwitch bridges
     h.facts.nvswitch_count = 4;
     h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"},
@@ -199,6 +201,8 @@ TEST(CheckFabricManager, FabricStateOnRealCaptures) {
 
 TEST(CheckFabricManager, Nvlink5HostsNeedIbUmad) {
     Host h;
+    h.sys.on_command({"nvidia-smi", "-q"},
+                     answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
     h.facts.nvlink5_switch_count = 4; // fabric_manager: auto wants it with no PCI NVSwitch
     h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
     auto c = *find_check(h.run(check_fabric_manager), "fabric-manager.ib-umad");

@@ -193,8 +193,9 @@ TEST(DoctorFabric, FabricManagerRefusingTheLoadedDriverIsNamed) {
     DoctorHost h;
     const std::vector<std::string> journal = {
         "journalctl", "-u", "nvidia-fabricmanager", "-b", "--no-pager", "-n", "200"};
-    // No journal for the unit (no fabric manager): nothing.
+    // No fabric manager package: its journal is not read (an unscripted command fails the test).
     EXPECT_EQ(find_finding(h.run(), "fabric-manager-version-skew"), nullptr);
+    h.facts.packages["nvidia-fabricmanager"] = "595.71.05-1ubuntu1";
     // 595 fabric manager beside the 590 module still loaded, and the unit failed.
     h.sys.on_command(journal,
                      answer_ok(read_fixture("cmd/fabricmanager/journal-595-on-590-module.txt")));
