@@ -201,7 +201,8 @@ TEST(DoctorFabric, FabricManagerRefusingTheLoadedDriverIsNamed) {
                      answer_ok(read_fixture("cmd/fabricmanager/journal-595-on-590-module.txt")));
     h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"},
                      answer_failed(3, "failed\n", ""));
-    const auto* f = find_finding(h.run(), "fabric-manager-version-skew");
+    const auto findings = h.run(); // find_finding points into it
+    const auto* f = find_finding(findings, "fabric-manager-version-skew");
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->severity, "error");
     EXPECT_NE(f->summary.find("fabric manager 595.71.05 refuses the loaded driver 590.48.01"),
