@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e-timeout: 400
+# e2e-timeout: 300
 # (51) NVLink 5 fabric on an HGX B200-shaped host, Ubuntu 24.04, branch 595 (pinned, unsuffixed)
 # against the recorded 2026 graph (the mirror's nvidia-2026/ tree). 8 B200 GPUs (10de:2901) and
 # no NVIDIA PCI bridge: the four NVSwitches are ConnectX-7 functions registered as InfiniBand
