@@ -33,6 +33,10 @@ struct VerifyInput {
 /// nvidia-ctk present, docker/containerd configured with the nvidia runtime.
 [[nodiscard]] std::vector<CheckOutcome> check_container_toolkit(const VerifyInput&, const System&);
 [[nodiscard]] std::vector<CheckOutcome> check_fabric_manager(const VerifyInput&, const System&);
+/// fabric-manager.fabric-state: every GPU's `nvidia-smi -q` Fabric State Completed / Status
+/// Success, naming each GPU that is not; skipped where no GPU reports one (before Hopper),
+/// except on an NVLink 5 host.
+[[nodiscard]] CheckOutcome check_fabric_state(const HostFacts& facts, const System& sys);
 [[nodiscard]] std::vector<CheckOutcome> check_persistence(const VerifyInput&, const System&);
 /// HCAs with RDMA devices, InfiniBand ports ACTIVE at the profile's rate, `ibv_devinfo -l`,
 /// GPUDirect RDMA (DMA-BUF prerequisites or nvidia_peermem loaded), /etc/nccl.conf.

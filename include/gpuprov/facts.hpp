@@ -62,10 +62,16 @@ struct IbDevice {
     std::string name;
     std::string pci_address; ///< "0000:0c:00.0"; empty when the device link is missing
     std::vector<IbPort> ports;
+    /// An NVLink 5 NVSwitch's management function, not a network port: its PCI VPD
+    /// (<dev>/device/vpd) holds "SW_MNG" (NVIDIA/gpu-driver-container `_assert_nvlink5_system`).
+    bool nvswitch = false;
 };
 
 /// "4: ACTIVE" → "ACTIVE" (the state and phys_state files); a value without the number as is.
 [[nodiscard]] std::string parse_ib_state(std::string_view text);
+/// Whether a PCI VPD image (sysfs `vpd`, binary) marks an NVLink 5 NVSwitch management function:
+/// "SW_MNG" anywhere in it, as NVIDIA's driver container greps it.
+[[nodiscard]] bool vpd_marks_nvswitch(std::string_view vpd);
 /// "200 Gb/sec (4X HDR)" → 200, "2.5 Gb/sec (1X SDR)" → 2.5; 0 when the text is not a rate.
 [[nodiscard]] double parse_ib_rate_gbps(std::string_view text);
 
@@ -108,6 +114,11 @@ struct HostFacts {
     std::string kernel;       ///< running kernel release (/proc/sys/kernel/osrelease)
     std::vector<PciGpu> gpus; ///< NVIDIA display/3D controllers (class 0x03xx) only
     int nvswitch_count = 0;   ///< NVIDIA PCI bridges (NVSwitch), class 0x0680
+    /// NVLink 5 NVSwitches (HGX B200/B300): not on the PCI bus as NVIDIA functions but behind
+    /// ConnectX management functions that enumerate as InfiniBand devices with "SW_MNG" in their
+    /// VPD (IbDevice::nvswitch). These hosts need NVLSM beside fabric manager. Reading VPD needs
+    /// root: unprivileged, this is 0.
+    int nvlink5_switch_count = 0;
     /// PCI functions of class 0x0207 (InfiniBand controller), any vendor, whether or not an
     /// RDMA driver is bound: a ConnectX HCA shows here before rdma-core is installed.
     std::vector<std::string> ib_hca_pci;

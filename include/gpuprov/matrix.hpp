@@ -186,6 +186,9 @@ struct BranchRange {
 struct FabricManagerNames {
     BranchRange branches;
     std::vector<std::string> packages; ///< "nvidia-fabricmanager-{branch}", "libnvidia-nscq", ...
+    /// What NVLink 5 hosts (HGX B200/B300) need beside them from NVIDIA's repository: "nvlsm",
+    /// at its own (date-based) version; empty where the branch has none.
+    std::vector<std::string> nvlink5;
 };
 
 /// How a driver branch is kept from moving on apt.
@@ -229,6 +232,8 @@ struct PackageNames {
     /// Fabric manager's package names for a branch (templates expanded); empty when the data
     /// file names none for it.
     [[nodiscard]] std::vector<std::string> fabric_manager_for(int branch) const;
+    /// The NVLink 5 additions for a branch (FabricManagerNames::nvlink5); empty when none.
+    [[nodiscard]] std::vector<std::string> nvlink5_for(int branch) const;
 };
 
 /// Fills the templates of a PackageNames value.

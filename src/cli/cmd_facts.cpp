@@ -40,6 +40,10 @@ void print_human(const HostFacts& f) {
     if (f.nvswitch_count > 0) {
         std::cout << fmt::format("NVSwitch:     {}\n", f.nvswitch_count);
     }
+    if (f.nvlink5_switch_count > 0) {
+        std::cout << fmt::format("NVSwitch:     {} NVLink 5 (InfiniBand-managed, SW_MNG)\n",
+                                 f.nvlink5_switch_count);
+    }
     std::cout << fmt::format("nouveau:      {}\n", f.nouveau_loaded ? "loaded" : "not loaded");
     std::cout << fmt::format("Secure Boot:  {}\n", !f.secure_boot
                                                        ? "n/a (not UEFI)"

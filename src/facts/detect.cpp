@@ -2,6 +2,7 @@
 // no command runs, so `plan` pays a few milliseconds for facts, not nvidia-smi's second.
 #include "detectors.hpp"
 
+#include <algorithm>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov {
@@ -49,6 +50,9 @@ HostFacts detect_facts(const System& sys, const Matrix& matrix) {
     facts.kernel_headers = has_build_link(sys, facts.kernel);
     read_pci(sys, matrix, facts);
     facts.infiniband = read_infiniband(sys);
+    facts.nvlink5_switch_count =
+        static_cast<int>(std::count_if(facts.infiniband.begin(), facts.infiniband.end(),
+                                       [](const IbDevice& d) { return d.nvswitch; }));
     facts.peermem_loaded = sys.exists("/sys/module/nvidia_peermem");
     facts.nouveau_loaded = read_module_loaded(sys, "nouveau");
     facts.nova_core_loaded =

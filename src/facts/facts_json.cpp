@@ -72,6 +72,7 @@ json infiniband_json(const HostFacts& facts) {
         }
         devices.push_back({{"name", dev.name},
                            {"pci_address", str_or_null(dev.pci_address)},
+                           {"nvswitch", dev.nvswitch},
                            {"ports", std::move(ports)}});
     }
     return {
@@ -141,6 +142,7 @@ nlohmann::json facts_to_json(const HostFacts& facts) {
         {"kernels", kernels_json(facts)},
         {"gpus", std::move(gpus)},
         {"nvswitch_count", facts.nvswitch_count},
+        {"nvlink5_switch_count", facts.nvlink5_switch_count},
         {"infiniband", infiniband_json(facts)},
         {"nouveau_loaded", facts.nouveau_loaded},
         {"nova_core_loaded", facts.nova_core_loaded},

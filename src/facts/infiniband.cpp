@@ -17,6 +17,10 @@ std::string read_line(const System& sys, const std::string& path) {
 
 } // namespace
 
+bool vpd_marks_nvswitch(std::string_view vpd) {
+    return vpd.find("SW_MNG") != std::string_view::npos;
+}
+
 std::string parse_ib_state(std::string_view text) {
     // "4: ACTIVE" → "ACTIVE"; a value without the number is taken as it is.
     text = trim(text);
@@ -51,6 +55,12 @@ std::vector<IbDevice> read_infiniband(const System& sys) {
         // device → ../../../0000:0c:00.0 (the PCI function); its last component is the address.
         if (const auto link = sys.read_link(root + name + "/device")) {
             dev.pci_address = link->filename().string();
+        }
+        // As NVIDIA's driver container finds NVLink 5 switches (gpu-driver-container
+        // ubuntu24.04/nvidia-driver `_assert_nvlink5_system`, since 23db140, 2025-03-14: `grep -q
+        // "SW_MNG" /sys/class/infiniband/*/device/vpd`): the bytes anywhere in the binary VPD.
+        if (const auto vpd = read_resolved(sys, root + name + "/device/vpd")) {
+            dev.nvswitch = vpd_marks_nvswitch(*vpd);
         }
         const auto ports_dir = root + name + "/ports/";
         for (const auto& port : sys.list_dir(ports_dir)) {

@@ -1,7 +1,9 @@
 #include "probe.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/smi_fabric.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov {
@@ -15,11 +17,81 @@ bool fabric_manager_wanted(const Profile& profile, const HostFacts& facts) {
     case FabricManagerMode::disabled:
         return false;
     case FabricManagerMode::automatic:
-        // NVSwitch bridges on the PCI bus, not the GPU model: a single SXM GPU in a cloud VM
-        // has no NVSwitch and its fabric manager would refuse to start.
-        return facts.nvswitch_count > 0;
+        // NVSwitches found on this host, not the GPU model: a single SXM GPU in a cloud VM has
+        // no NVSwitch and its fabric manager would refuse to start. Up to NVLink 4 they are
+        // NVIDIA PCI bridges; NVLink 5 ones (HGX B200/B300) are InfiniBand devices (SW_MNG).
+        return facts.nvswitch_count > 0 || facts.nvlink5_switch_count > 0;
     }
     return false;
+}
+
+namespace {
+
+/// "GPU 00000000:18:00.0 (NVIDIA B200)", or "GPU #2" in an excerpt without headings.
+std::string gpu_name(const SmiFabric& f, std::size_t i) {
+    std::string out = f.gpu.empty() ? fmt::format("GPU #{}", i) : "GPU " + f.gpu;
+    if (!f.product.empty()) {
+        out += " (" + f.product + ")";
+    }
+    return out;
+}
+
+} // namespace
+
+CheckOutcome check_fabric_state(const HostFacts& facts, const System& sys) {
+    const std::vector<std::string> argv = {"nvidia-smi", "-q"};
+    auto c = make_outcome("fabric-manager.fabric-state", "fabric-manager", display_argv(argv));
+    c.expected = "every GPU's Fabric State Completed, Status Success";
+    c.fix = "the GPUs have not joined the NVLink fabric (CUDA fails with error 802 until they "
+            "do): check `systemctl status nvidia-fabricmanager` and `journalctl -u "
+            "nvidia-fabricmanager`; on NVLink 5 (HGX B200/B300) fabric manager also needs "
+            "nvlsm installed and ib_umad loaded";
+    const auto r = probe(sys, argv);
+    if (!r.ok()) {
+        c.found = "nvidia-smi -q failed: " + failure_text(r);
+        c.excerpt = head_lines(output_of(r), 2);
+        settle(c, false);
+        return c;
+    }
+    const auto sections = parse_smi_fabric(r.out);
+    std::vector<std::string> bad;
+    std::size_t registered = 0;
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+        const auto& f = sections[i];
+        switch (judge_fabric(f)) {
+        case FabricVerdict::registered:
+            ++registered;
+            break;
+        case FabricVerdict::not_reported:
+            break;
+        case FabricVerdict::pending:
+        case FabricVerdict::failed:
+            bad.push_back(gpu_name(f, i) + ": " + describe_fabric(f));
+            break;
+        }
+    }
+    if (!bad.empty()) {
+        c.found = join(bad, "; ");
+        c.excerpt = bad.front();
+        settle(c, false);
+        return c;
+    }
+    if (registered == 0) {
+        // No GPU reports a fabric state: drivers and GPUs before Hopper print N/A (or no
+        // section). An NVLink 5 host always reports one, so there it is a failure.
+        c.found = sections.empty() ? "no Fabric section in nvidia-smi -q"
+                                   : "no GPU reports a fabric state (N/A)";
+        if (facts.nvlink5_switch_count > 0) {
+            settle(c, false);
+        } else {
+            c.skipped = true;
+            c.fix.clear();
+        }
+        return c;
+    }
+    c.found = fmt::format("Completed, Success on {} GPU{}", registered, registered == 1 ? "" : "s");
+    settle(c, true);
+    return c;
 }
 
 std::vector<CheckOutcome> check_fabric_manager(const VerifyInput& in, const System& sys) {
@@ -38,6 +110,18 @@ std::vector<CheckOutcome> check_fabric_manager(const VerifyInput& in, const Syst
     c.excerpt = head_lines(output_of(r), 2);
     settle(c, state == "active");
     out.push_back(c);
+    if (in.facts.nvlink5_switch_count > 0) {
+        auto m = make_outcome("fabric-manager.ib-umad", "fabric-manager", "/sys/module/ib_umad");
+        m.expected = "loaded (NVLSM reaches the NVLink 5 switches through it)";
+        const bool loaded = sys.exists("/sys/module/ib_umad");
+        m.found = loaded ? "loaded" : "not loaded";
+        m.fix = "modprobe ib_umad, and list it in /etc/modules-load.d/ (on Ubuntu cloud kernels "
+                "it is in linux-modules-extra-$(uname -r)); then systemctl restart "
+                "nvidia-fabricmanager";
+        settle(m, loaded);
+        out.push_back(m);
+    }
+    out.push_back(check_fabric_state(in.facts, sys));
     return out;
 }
 

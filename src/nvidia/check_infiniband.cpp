@@ -90,6 +90,9 @@ std::string ib_port_advice(const IbPort& p) {
 std::vector<std::string> infiniband_ports_for_nccl(const HostFacts& facts) {
     std::vector<std::string> out;
     for (const auto& dev : facts.infiniband) {
+        if (dev.nvswitch) {
+            continue; // an NVLink 5 switch's management port (SW_MNG): NVLSM's, not a network
+        }
         for (const auto& p : dev.ports) {
             if (is_ib(p)) {
                 out.push_back(port_name(dev, p));

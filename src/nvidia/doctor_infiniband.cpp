@@ -40,6 +40,9 @@ void ports_not_active(const DoctorContext& ctx, std::vector<Finding>& out) {
     std::vector<std::string> lines_out;
     int active = 0;
     for (const auto& dev : ctx.facts.infiniband) {
+        if (dev.nvswitch) {
+            continue; // NVLSM's port to an NVLink 5 switch, not one NCCL uses
+        }
         for (const auto& p : dev.ports) {
             if (p.link_layer != "InfiniBand") {
                 continue;

@@ -1,5 +1,14 @@
 // fabric-manager: NVSwitch systems (HGX/DGX) need nvidia-fabricmanager of exactly the driver's
 // version, or CUDA sees no GPUs (NVIDIA fabric manager user guide; yum-packaging-fabric-manager).
+// NVLink 5 hosts (HGX B200/B300: NVSwitches managed over InfiniBand, facts'
+// nvlink5_switch_count) also need the NVLink Subnet Manager and ib_umad: "Not running the NVLSM on
+// Blackwell and newer fabrics with NVLink 5.0+ will result in FabricManager failing to start"
+// (fabric manager user guide, quoted in siderolabs/extensions PR #717), and the GPUs stay
+// "In Progress" (CUDA error 802). FM's own unit starts NVLSM first through
+// nvidia-fabricmanager-start.sh ("selectively start FabricManager and NVLSM processes depending
+// on the underlying platform", same guide), so the order gpuprov owns is: packages, ib_umad
+// loaded (NVIDIA's driver container waits for mlx5_core and ib_umad before it starts FM,
+// gpu-driver-container `_ensure_nvlink5_prerequisites`), then the unit enabled and started.
 #include "driver_apt.hpp"
 #include "driver_rpm.hpp"
 #include "packages_step.hpp"
@@ -7,6 +16,7 @@
 
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
+#include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::steps {
@@ -15,16 +25,67 @@ namespace {
 
 constexpr const char* kUnit = "nvidia-fabricmanager.service";
 
-bool needed(const StepContext& ctx) {
-    return fabric_manager_wanted(ctx.profile, ctx.facts);
-}
-
 /// Whether fabric manager is held with the driver: apt-mark holds where they are the driver's
 /// branch lock (names carry the branch), versionlock wherever the driver is versionlocked on EL
 /// (always on EL 10, where no module stream keeps the branch; with hold: true on 8/9), so an
 /// unattended upgrade moves neither.
 bool locked_with_driver(const StepContext& ctx) {
     return apt_driver_holds(ctx) || rpm_branch_locked(ctx);
+}
+constexpr const char* kUmadConf = "/etc/modules-load.d/gpuprov-ib_umad.conf";
+
+/// NVSwitches managed over InfiniBand (SW_MNG in their VPD): NVLSM and ib_umad are needed.
+bool nvlink5(const StepContext& ctx) {
+    return ctx.facts.nvlink5_switch_count > 0;
+}
+
+ManagedFile umad_conf() {
+    // modules-load.d(5): loaded by systemd-modules-load at every boot, before FM's unit runs
+    // (AWS's AL2023 GPU AMI writes the same line for its B200 instances: amazon-ecs-ami
+    // scripts/al2023/gpu/install-nvidia-driver.sh).
+    return {kUmadConf, std::string(kManagedHeader) + "ib_umad\n"};
+}
+
+bool umad_loaded(const System& sys) {
+    return sys.exists("/sys/module/ib_umad");
+}
+
+/// The NVLink 5 part of the plan: NVLSM from NVIDIA's repository (its own date-based version,
+/// not the driver's: nvlink5-580 Depends `nvlsm (>= 2025.10.12)`), ib_umad now and at boot.
+void plan_nvlink5(const StepContext& ctx, const System& sys, const PackageManager& pm,
+                  const std::vector<std::string>& packages, CheckResult& r) {
+    std::vector<std::string> missing;
+    for (const auto& n : packages) {
+        if (!pm.installed(sys, n)) {
+            missing.push_back(n);
+        }
+    }
+    if (!missing.empty()) {
+        const auto* index = index_or_block(ctx, "cuda", r);
+        if (index == nullptr) {
+            return;
+        }
+        const auto pins = pin_with_prefix(*index, missing, "", r, "CUDA");
+        if (!pins) {
+            return;
+        }
+        plan_installs(r, sys, pm, *pins);
+        r.hold_installs = r.hold_installs || locked_with_driver(ctx);
+    }
+    require_file(sys, umad_conf(), r);
+    if (!umad_loaded(sys)) {
+        r.changes.push_back(command_change({.argv = {"modprobe", "ib_umad"}},
+                                           "NVLSM reaches the NVSwitches through "
+                                           "/dev/infiniband/umad*: loaded before fabric "
+                                           "manager starts"));
+        if (r.status == StepStatus::satisfied) {
+            r.status = StepStatus::pending;
+        }
+    }
+}
+
+bool needed(const StepContext& ctx) {
+    return fabric_manager_wanted(ctx.profile, ctx.facts);
 }
 
 /// Installed packages of `names` that are not held yet.
@@ -72,6 +133,19 @@ public:
                                    branch, ctx.facts.os.family);
             return r;
         }
+        const auto fabric5 =
+            nvlink5(ctx) ? names->nvlink5_for(static_cast<int>(parse_int(branch).value_or(0)))
+                         : std::vector<std::string>{};
+        if (nvlink5(ctx) && fabric5.empty()) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format(
+                "this host's {} NVSwitches are NVLink 5 ones (InfiniBand devices with SW_MNG in "
+                "their VPD: HGX B200/B300), whose fabric manager needs the NVLink Subnet Manager; "
+                "gpuprov's version matrix names no NVLSM package for branch {} ({} family). Use "
+                "branch 570 or newer",
+                ctx.facts.nvlink5_switch_count, branch, ctx.facts.os.family);
+            return r;
+        }
         // Its version must equal the driver's (NVIDIA's fabric manager guide): the driver the
         // driver step installed or is about to install; each package's epoch and release are
         // its own (nvidia-fabricmanager 580.95.05-1 goes with nvidia-driver 3:580.95.05-1.el9).
@@ -113,6 +187,12 @@ public:
                 }
             }
         }
+        if (!fabric5.empty()) {
+            plan_nvlink5(ctx, sys, *pm, fabric5, r);
+            if (r.status == StepStatus::blocked) {
+                return r;
+            }
+        }
         if (locked_with_driver(ctx)) {
             if (const auto unheld = unheld_of(sys, *pm, packages); !unheld.empty()) {
                 r.changes.push_back(command_change(
@@ -143,6 +223,19 @@ public:
                                             parse_int(ctx.profile.driver->branch).value_or(0)));
             if (const auto unheld = unheld_of(sys, *pm, packages); !unheld.empty()) {
                 run_checked(sys, pm->hold(unheld));
+            }
+        }
+        if (nvlink5(ctx)) {
+            write_managed(sys, umad_conf());
+            if (!umad_loaded(sys)) {
+                const auto r = sys.run({.argv = {"modprobe", "ib_umad"}, .timeout = 60s});
+                if (!r.ok()) {
+                    throw HostError(fmt::format(
+                        "modprobe ib_umad failed (exit {}): {}; NVLSM needs it to reach the "
+                        "NVLink 5 switches. On Ubuntu's cloud kernels it is in "
+                        "linux-modules-extra-$(uname -r) (NVIDIA/gpu-operator#2781)",
+                        r.exit_code, std::string(trim(tail_lines(r.err, 4)))));
+                }
             }
         }
         if (!unit_enabled(sys, kUnit)) {

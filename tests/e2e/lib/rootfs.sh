@@ -270,6 +270,38 @@ rootfs_simulate_nvswitch() {
     done
 }
 
+# rootfs_simulate_nvlink5 ROOT: an HGX B200's NVLink 5 switches as the kernel shows them: no
+# NVIDIA PCI bridges (rootfs_simulate_nvswitch's are NVLink 4), but four ConnectX-7 functions
+# (15b3:1021, class 0x020700) the switch trays are managed through, each an RDMA device
+# (mlx5_0..3) whose PCI VPD holds "SW_MNG", which is how NVIDIA's driver container tells them
+# from ConnectX-7 NICs of the same id (gpu-driver-container `_assert_nvlink5_system`). The VPD
+# is laid out as the PCI spec's (identifier string, VPD-R keywords, end tag); its exact bytes on a
+# real tray are not public, the marker is (sysadmins quote "SMDL=SW_MNG"). mlx5_core, mlx5_ib,
+# ib_uverbs and ib_core are loaded; ib_umad is not, but the kernel ships it.
+rootfs_simulate_nvlink5() {
+    local r=$1 bridge=devices/pci0000:00/0000:00:01.1 i addr
+    for i in 0 1 2 3; do
+        addr=0000:0$((5 + i)):00.0
+        rootfs_ib_function "$r" "$bridge" "$addr" 0x1021 0x020700 "mlx5_$i" "uverbs$i"
+        rootfs_ib_port "$r" "mlx5_$i" 1 "4: ACTIVE" "5: LinkUp" "400 Gb/sec (4X NDR)" InfiniBand
+        # 0x82 + length, identifier; 0x90 + length, PN / V3 (SMDL=SW_MNG) / RV; 0x78 end.
+        printf '\x82\x21\x00Nvidia ConnectX-7 NVSwitch bridge\x90\x24\x00PN\x0fMCX750500B-0D00V3\x0bSMDL=SW_MNGRV\x01\x00\x78' \
+            >"$r/sys/$bridge/$addr/vpd"
+    done
+    local m
+    for m in mlx5_core mlx5_ib ib_uverbs ib_core; do mkdir -p "$r/sys/module/$m"; done
+    cat >>"$r/proc/modules" <<'MODS'
+mlx5_ib 466944 0 - Live 0x0000000000000000
+ib_uverbs 172032 1 mlx5_ib, Live 0x0000000000000000
+ib_core 442368 2 mlx5_ib,ib_uverbs, Live 0x0000000000000000
+mlx5_core 2203648 1 mlx5_ib, Live 0x0000000000000000
+MODS
+    local kernel
+    kernel=$(cat "$r/proc/sys/kernel/osrelease")
+    mkdir -p "$r/lib/modules/$kernel/kernel/drivers/infiniband/core"
+    printf 'gpuprov e2e stand-in for ib_umad.ko\n' >"$r/lib/modules/$kernel/kernel/drivers/infiniband/core/ib_umad.ko.zst"
+}
+
 # rootfs_simulate_ib ROOT [ofed]: the host's RDMA adapters as the kernel publishes them
 # (Documentation/ABI/stable/sysfs-class-infiniband): a ConnectX-6 in InfiniBand mode (PCI class
 # 0x020700, mlx5_0, port 1 ACTIVE at HDR) and a ConnectX-6 Dx Ethernet NIC (class 0x020000,

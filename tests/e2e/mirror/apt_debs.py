@@ -106,6 +106,10 @@ class Payloads:
             elif w == "nscq":
                 files["%s/libnvidia-nscq.so.%s" % (LIBDIR, upstream)] = (
                     0o644, ("gpuprov e2e stand-in for libnvidia-nscq %s\n" % upstream).encode())
+            elif w == "nvlsm":
+                files["/opt/nvidia/nvlsm/sbin/nvlsm"] = (0o755, payload_sh("payload_nvlsm", upstream))
+                files["/usr/share/nvidia/nvlsm/nvlsm.conf"] = (
+                    0o644, b"# gpuprov e2e stand-in for NVLSM's configuration\nlog_file /var/log/nvlsm.log\n")
             elif w == "imex":
                 files["/usr/bin/nvidia-imex"] = (0o755, ('#!/bin/sh\necho "IMEX version is: %s"\n' % upstream).encode())
             else:

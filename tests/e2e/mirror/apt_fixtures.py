@@ -23,7 +23,7 @@ REQUIRED = ["Package", "Version", "Architecture", "X-Source", "X-Status", "X-Pay
 ARCHES = {"amd64", "all"}
 # Payload roles mirror/build.sh knows how to stage (README.md says what each installs).
 ROLES = {"none", "dkms-proprietary", "dkms-open", "compute-libs", "nvidia-smi", "persistenced",
-         "fabricmanager", "nscq", "imex", "pin-file"}
+         "fabricmanager", "nscq", "imex", "nvlsm", "pin-file"}
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.\-]+$")
 VERSION_RE = re.compile(r"^([0-9]+:)?[0-9][A-Za-z0-9.+~]*(-[A-Za-z0-9.+~]+)?$")
 ATOM_RE = re.compile(r"^([a-z0-9][a-z0-9+.\-]+)(:any)?( \((<<|<=|=|>=|>>) ([^ )]+)\))?$")

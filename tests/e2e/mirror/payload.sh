@@ -61,8 +61,33 @@ if [ "\$loaded" != "$1" ]; then
     echo "fabric manager NVIDIA GPU driver interface version $1 don't match with driver version \${loaded:-<none loaded>}. Please update with matching NVIDIA driver package." >&2
     exit 1
 fi
+# NVLink 5 (switches managed over InfiniBand, SW_MNG in their VPD, as NVIDIA's start script and
+# driver container detect them): FM needs NVLSM, which needs ib_umad; without either it finds
+# nothing to manage (fabric manager user guide: "failing to start with error NV_WARN_NOTHING_TO_DO").
+if grep -qs SW_MNG /sys/class/infiniband/*/device/vpd; then
+    echo "Detected NVL5+ system"
+    if [ ! -x /opt/nvidia/nvlsm/sbin/nvlsm ] || [ ! -f /usr/share/nvidia/nvlsm/nvlsm.conf ]; then
+        echo "request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]" >&2
+        exit 1
+    fi
+    if [ ! -d /sys/module/ib_umad ]; then
+        echo "nvlsm: Failed to open umad device: No such file or directory (ib_umad not loaded)" >&2
+        exit 1
+    fi
+else
+    echo "Detected Pre-NVL5 system"
+fi
+# The GPUs register with the fabric: what stubs/nvidia-smi -q reports as State Completed.
+mkdir -p /var/lib/nvidia-stub && echo Completed >/var/lib/nvidia-stub/fabric-state
 echo "Fabric Manager version is : $1"
 FM
+}
+
+# nvlsm: the NVLink Subnet Manager's binary and the config NVIDIA's driver container passes it
+# (gpu-driver-container nvidia-driver: --nvlsm-config-file /usr/share/nvidia/nvlsm/nvlsm.conf).
+# The binary's path is the one siderolabs/extensions#893's log shows (/opt/nvidia/nvlsm/sbin/nvlsm).
+payload_nvlsm() { # VERSION
+    printf '#!/bin/sh\n# gpuprov e2e stand-in for nvlsm %s\necho "OpenSM %s"\n' "$1" "$1"
 }
 payload_fabricmanager_unit() {
     cat <<'UNIT'

@@ -354,6 +354,51 @@ TEST_F(DriverSchemes, FabricManagerFromR580IsUnsuffixedAtTheDriversVersion) {
     EXPECT_TRUE(r580.hold_installs);
 }
 
+// HGX B200: no NVIDIA PCI bridge, four NVSwitch management functions registered as InfiniBand
+// devices whose VPD says SW_MNG (the PCI spec's layout around the marker NVIDIA greps for).
+void add_nvlink5_switches(TestHost& host) {
+    for (int i = 0; i < 4; ++i) {
+        const auto fn = fmt::format("/sys/devices/pci0000:00/0000:0{}:00.0", 5 + i);
+        host.sys.add_link(fmt::format("/sys/class/infiniband/mlx5_{}/device", i), fn);
+        host.sys.add_file(fn + "/vpd",
+                          std::string("\x82\x05NVLSW\x90\x0e\x00V3\x0bSMDL=SW_MNG\x78", 25));
+    }
+}
+
+TEST_F(DriverSchemes, Nvlink5HostsGetNvlsmAndIbUmadBesideFabricManager) {
+    TestHost host({.nvswitches = 0, .os = "ubuntu-24.04"});
+    add_nvlink5_switches(host);
+    const auto p595 = ubuntu("595", "open");
+    StepRunner run(host, p595);
+    ASSERT_EQ(run.facts().nvlink5_switch_count, 4);
+    ASSERT_EQ(run.facts().nvswitch_count, 0);
+    // fabric_manager: auto wants it, and NVLSM must come from NVIDIA's repository: this index
+    // (tests/fixtures/engine/ubuntu2404) has none, so the plan blocks naming it.
+    auto r = run.check("fabric-manager");
+    ASSERT_EQ(r.status, StepStatus::blocked) << r.reason;
+    EXPECT_TRUE(contains(r.reason, "no nvlsm")) << r.reason;
+    // NVLSM there already (its own date-based version): fabric manager at the driver's version,
+    // ib_umad loaded now and listed for boot.
+    host.set_package("nvlsm", "2025.10.12-1");
+    r = run.check("fabric-manager");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(
+        specs(r.installs),
+        (Strings{"nvidia-fabricmanager=595.91.07-1ubuntu1", "libnvidia-nscq=595.91.07-1ubuntu1",
+                 "nvidia-imex=595.91.07-1ubuntu1", "nvidia-modprobe=595.91.07-1ubuntu1"}));
+    const auto has_change = [](const CheckResult& c, const std::string& what) {
+        return std::any_of(c.changes.begin(), c.changes.end(),
+                           [&](const Change& ch) { return contains(ch.target, what); });
+    };
+    EXPECT_TRUE(has_change(r, "modprobe ib_umad"));
+    EXPECT_TRUE(has_change(r, "/etc/modules-load.d/gpuprov-ib_umad.conf"));
+    // Loaded: no modprobe planned (the file is still written).
+    host.sys.add_dir("/sys/module/ib_umad");
+    r = run.check("fabric-manager");
+    EXPECT_FALSE(has_change(r, "modprobe ib_umad"));
+    EXPECT_TRUE(has_change(r, "/etc/modules-load.d/gpuprov-ib_umad.conf"));
+}
+
 // e2e 46 on 580: nvidia-imex Depends nvidia-modprobe with no version, and on the suffixed
 // scheme no pinning package steers apt, so IMEX alone would bring 610's nvidia-modprobe (the
 // index's newest) and split the host across branches. NVIDIA's driver container installs

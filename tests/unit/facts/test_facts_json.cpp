@@ -39,6 +39,7 @@ TEST(FactsJson, TopLevelKeysAreStable) {
                                               "memory_bytes",
                                               "nouveau_loaded",
                                               "nova_core_loaded",
+                                              "nvlink5_switch_count",
                                               "nvswitch_count",
                                               "os",
                                               "packages",
@@ -81,6 +82,7 @@ TEST(FactsJson, GpuEntries) {
     EXPECT_EQ(gpu.at("nvswitch_system"), true);
     EXPECT_TRUE(gpu.at("name").is_string());
     EXPECT_EQ(doc.at("nvswitch_count"), 4);
+    EXPECT_EQ(doc.at("nvlink5_switch_count"), 0);
 }
 
 TEST(FactsJson, DriverCudaCudnn) {

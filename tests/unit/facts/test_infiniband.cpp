@@ -84,5 +84,71 @@ TEST(IbFacts, DeviceLinkNamesThePciFunctionAndOddPortsAreSkipped) {
     EXPECT_TRUE(f.peermem_loaded);
 }
 
+/// A PCI VPD image as the PCI spec lays it out (6.28: large resource 0x82 identifier string, 0x90
+/// VPD-R keywords, 0x78 end tag), with `vendor` in a vendor keyword (V3). CONSTRUCTED, not
+/// captured: no public VPD dump of an NVSwitch management function was found; what matters is
+/// NVIDIA's own test, `grep -q "SW_MNG"` over the binary file, and a ConnectX NIC of the same PCI
+/// id whose VPD lacks the marker (sysadmins' notes quote "SMDL=SW_MNG" for the switch ones).
+std::string vpd_image(const std::string& id, const std::string& vendor) {
+    std::string out;
+    const auto large = [&](char tag, const std::string& body) {
+        out += tag;
+        out += static_cast<char>(body.size() & 0xff);
+        out += static_cast<char>(body.size() >> 8);
+        out += body;
+    };
+    large('\x82', id);
+    std::string r = "PN";
+    r += static_cast<char>(15);
+    r += "MCX750500B-0D00";
+    r += "V3";
+    r += static_cast<char>(vendor.size());
+    r += vendor;
+    r += "RV";
+    r += static_cast<char>(1);
+    r += '\0'; // checksum byte; nobody here checks it
+    large('\x90', r);
+    out += '\x78';
+    out += std::string(16, '\xff'); // sysfs returns the whole VPD window, padding included
+    return out;
+}
+
+TEST(IbFacts, Nvlink5SwitchesAreTheDevicesWhoseVpdSaysSwMng) {
+    FakeSystem sys;
+    // HGX B200 shape: two of the four switch management functions, one ConnectX-7 NIC with the
+    // same PCI id, and one device whose vpd is missing (unprivileged read, or no VPD at all).
+    const auto ib = [&](const std::string& name, const std::string& pci) {
+        sys.add_link("/sys/class/infiniband/" + name + "/device", "/sys/devices/pci0000:00/" + pci);
+        sys.add_file("/sys/class/infiniband/" + name + "/ports/1/state", "4: ACTIVE\n");
+    };
+    ib("mlx5_0", "0000:05:00.0");
+    ib("mlx5_1", "0000:06:00.0");
+    ib("mlx5_2", "0000:1a:00.0");
+    ib("mlx5_3", "0000:1b:00.0");
+    sys.add_file("/sys/devices/pci0000:00/0000:05:00.0/vpd",
+                 vpd_image("Nvidia ConnectX-7 NVSwitch bridge", "SMDL=SW_MNG"));
+    sys.add_file("/sys/devices/pci0000:00/0000:06:00.0/vpd",
+                 vpd_image("Nvidia ConnectX-7 NVSwitch bridge", "SMDL=SW_MNG"));
+    sys.add_file("/sys/devices/pci0000:00/0000:1a:00.0/vpd",
+                 vpd_image("Nvidia ConnectX-7 HHHL adapter card", "SMDL=SW_NIC"));
+    const auto f = detect_facts(sys, Matrix::builtin());
+    ASSERT_EQ(f.infiniband.size(), 4u);
+    EXPECT_TRUE(f.infiniband[0].nvswitch);
+    EXPECT_TRUE(f.infiniband[1].nvswitch);
+    EXPECT_FALSE(f.infiniband[2].nvswitch);
+    EXPECT_FALSE(f.infiniband[3].nvswitch);
+    EXPECT_EQ(f.infiniband[0].pci_address, "0000:05:00.0");
+    EXPECT_EQ(f.nvlink5_switch_count, 2);
+    EXPECT_EQ(f.nvswitch_count, 0); // none on PCI as NVIDIA bridges: that count cannot see them
+}
+
+TEST(IbParsers, VpdMarkerAnywhereInTheBinary) {
+    EXPECT_TRUE(vpd_marks_nvswitch(vpd_image("x", "SMDL=SW_MNG")));
+    EXPECT_TRUE(vpd_marks_nvswitch(std::string("\0\0SW_MNG\0", 9)));
+    EXPECT_FALSE(vpd_marks_nvswitch(vpd_image("x", "SMDL=SW_NIC")));
+    EXPECT_FALSE(vpd_marks_nvswitch("SW_MN"));
+    EXPECT_FALSE(vpd_marks_nvswitch(""));
+}
+
 } // namespace
 } // namespace gpuprov

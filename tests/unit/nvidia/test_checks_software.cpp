@@ -136,18 +136,84 @@ TEST(CheckContainer, ContainerdDropInAndMissingCtk) {
 
 TEST(CheckFabricManager, OnlyWithNvswitchesAndMustBeActive) {
     Host h;
+    h.sys.on_command({"nvidia-smi", "-q"},
+                     answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
     EXPECT_TRUE(h.run(check_fabric_manager).empty()); // auto, no NVSwitch bridges
     h.facts.nvswitch_count = 4;
     h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"},
                      answer_failed(3, "", "inactive\n"));
     auto checks = h.run(check_fabric_manager);
-    ASSERT_EQ(checks.size(), 1u);
+    ASSERT_EQ(checks.size(), 2u); // active, and the GPUs' fabric state
     EXPECT_FALSE(checks[0].passed);
     EXPECT_EQ(checks[0].found, "inactive");
+    EXPECT_EQ(checks[1].id, "fabric-manager.fabric-state");
     h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
     EXPECT_TRUE(h.run(check_fabric_manager)[0].passed);
     h.profile.fabric_manager = FabricManagerMode::disabled;
     EXPECT_TRUE(h.run(check_fabric_manager).empty());
+}
+
+TEST(CheckFabricManager, FabricStateOnRealCaptures) {
+    Host h;
+    h.facts.nvswitch_count = 6;
+    h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
+    const std::vector<std::string> q = {"nvidia-smi", "-q"};
+    // 8x H100 SXM registered (565.57.01).
+    h.sys.on_command(q, answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
+    auto c = *find_check(h.run(check_fabric_manager), "fabric-manager.fabric-state");
+    EXPECT_TRUE(c.passed) << c.found;
+    EXPECT_EQ(c.found, "Completed, Success on 8 GPUs");
+    // Fabric manager never ran: the GPU is named with its state.
+    h.sys.on_command(
+        q, answer_ok(read_fixture("cmd/nvidia-smi/q/q-570-h100-in-progress-excerpt.txt")));
+    c = *find_check(h.run(check_fabric_manager), "fabric-manager.fabric-state");
+    EXPECT_FALSE(c.passed);
+    EXPECT_FALSE(c.skipped);
+    EXPECT_EQ(c.found, "GPU #0: State In Progress, Status N/A");
+    EXPECT_FALSE(c.fix.empty());
+    // A GPU with its heading: named by bus id and product.
+    auto in_progress = read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt");
+    const std::string done = "State                             : Completed";
+    in_progress.replace(in_progress.find(done), done.size(),
+                        "State                             : In Progress");
+    h.sys.on_command(q, answer_ok(in_progress));
+    c = *find_check(h.run(check_fabric_manager), "fabric-manager.fabric-state");
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.found,
+              "GPU 00000000:18:00.0 (NVIDIA H100 80GB HBM3): State In Progress, Status Success");
+    // Pre-Hopper: no state to read, not a failure...
+    h.sys.on_command(q, answer_ok(read_fixture("cmd/nvidia-smi/q/q-555-4xa100-sxm-na.txt")));
+    c = *find_check(h.run(check_fabric_manager), "fabric-manager.fabric-state");
+    EXPECT_TRUE(c.skipped);
+    EXPECT_FALSE(c.passed);
+    // ...except on an NVLink 5 host, where every GPU reports one.
+    h.facts.nvswitch_count = 0;
+    h.facts.nvlink5_switch_count = 4;
+    c = *find_check(h.run(check_fabric_manager), "fabric-manager.fabric-state");
+    EXPECT_FALSE(c.skipped);
+    EXPECT_FALSE(c.passed);
+    // nvidia-smi failing is a failure, not a pass.
+    h.sys.on_command(q, answer_failed(9, "", "NVIDIA-SMI has failed\n"));
+    c = *find_check(h.run(check_fabric_manager), "fabric-manager.fabric-state");
+    EXPECT_FALSE(c.passed);
+    EXPECT_FALSE(c.skipped);
+}
+
+TEST(CheckFabricManager, Nvlink5HostsNeedIbUmad) {
+    Host h;
+    h.sys.on_command({"nvidia-smi", "-q"},
+                     answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
+    h.facts.nvlink5_switch_count = 4; // fabric_manager: auto wants it with no PCI NVSwitch
+    h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
+    auto c = *find_check(h.run(check_fabric_manager), "fabric-manager.ib-umad");
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.found, "not loaded");
+    h.sys.add_dir("/sys/module/ib_umad");
+    c = *find_check(h.run(check_fabric_manager), "fabric-manager.ib-umad");
+    EXPECT_TRUE(c.passed);
+    h.facts.nvlink5_switch_count = 0; // an NVLink 4 host has no such check
+    h.facts.nvswitch_count = 4;
+    EXPECT_EQ(find_check(h.run(check_fabric_manager), "fabric-manager.ib-umad"), nullptr);
 }
 
 TEST(CheckPersistence, DisabledGpuFails) {

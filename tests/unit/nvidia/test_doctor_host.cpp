@@ -188,3 +188,31 @@ TEST(DoctorInfiniband, NoGpuDirectWithTheProprietaryModuleAndNoPeermem) {
 
 } // namespace
 } // namespace gpuprov::testing
+
+TEST(DoctorFabric, FabricManagerRefusingTheLoadedDriverIsNamed) {
+    DoctorHost h;
+    const std::vector<std::string> journal = {
+        "journalctl", "-u", "nvidia-fabricmanager", "-b", "--no-pager", "-n", "200"};
+    // No fabric manager package: its journal is not read (an unscripted command fails the test).
+    EXPECT_EQ(find_finding(h.run(), "fabric-manager-version-skew"), nullptr);
+    h.facts.packages["nvidia-fabricmanager"] = "595.71.05-1ubuntu1";
+    // 595 fabric manager beside the 590 module still loaded, and the unit failed.
+    h.sys.on_command(journal,
+                     answer_ok(read_fixture("cmd/fabricmanager/journal-595-on-590-module.txt")));
+    h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"},
+                     answer_failed(3, "failed\n", ""));
+    const auto findings = h.run(); // find_finding points into it
+    const auto* f = find_finding(findings, "fabric-manager-version-skew");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, "error");
+    EXPECT_NE(f->summary.find("fabric manager 595.71.05 refuses the loaded driver 590.48.01"),
+              std::string::npos)
+        << f->summary;
+    ASSERT_FALSE(f->evidence.empty());
+    EXPECT_NE(f->evidence[0].excerpt.find("don't match with driver version 590.48.01"),
+              std::string::npos);
+    EXPECT_NE(f->fix.find("reboot"), std::string::npos);
+    // Running since (rebooted into the matching module): the old line is history.
+    h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
+    EXPECT_EQ(find_finding(h.run(), "fabric-manager-version-skew"), nullptr);
+}

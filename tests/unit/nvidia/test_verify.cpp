@@ -42,6 +42,8 @@ TEST(VerifyProfile, HealthyHostAllPassInStepOrder) {
     healthy_h100(sys);
     auto facts = debian_facts();
     facts.nvswitch_count = 4;
+    sys.on_command({"nvidia-smi", "-q"},
+                   answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
     const auto p = training_profile();
     const auto checks = verify_profile({p, facts, Matrix::builtin()}, sys);
     for (const auto& c : checks) {
@@ -52,8 +54,9 @@ TEST(VerifyProfile, HealthyHostAllPassInStepOrder) {
               (std::vector<std::string>{
                   "gpus.count", "gpus.model", "gpus.memory", "gpus.nvlink", "driver.nvidia-smi",
                   "driver.branch", "driver.kernel-module", "driver.flavor", "driver.cuda-support",
-                  "fabric-manager.active", "cuda.nvcc-release", "cuda.version-json", "cudnn.header",
-                  "cudnn.library", "nccl.library", "nccl.package", "tuning.persistence-mode"}));
+                  "fabric-manager.active", "fabric-manager.fabric-state", "cuda.nvcc-release",
+                  "cuda.version-json", "cudnn.header", "cudnn.library", "nccl.library",
+                  "nccl.package", "tuning.persistence-mode"}));
 }
 
 TEST(VerifyProfile, SkippedStepsAreNotChecked) {
