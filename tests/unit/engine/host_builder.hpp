@@ -693,6 +693,22 @@ private:
             return CommandResult{.exit_code = 127, .not_found = true};
         });
         sys.on_command_prefix({"dpkg", "--audit"}, [](const Command&) { return CommandResult{}; });
+        // Doctor's fabric manager skew probe: this boot's journal of the unit has nothing to say.
+        sys.on_command_prefix({"journalctl", "-u", "nvidia-fabricmanager"},
+                              [](const Command&) { return CommandResult{}; });
+        // fabric-manager.fabric-state: a real 4x A100 SXM report (R555), whose Fabric sections
+        // say N/A as every GPU before Hopper does.
+        sys.on_command_prefix({"nvidia-smi", "-q"}, [this](const Command&) {
+            if (!sys.exists("/usr/bin/nvidia-smi")) {
+                return CommandResult{.exit_code = 127, .not_found = true};
+            }
+            if (!sys.exists("/proc/driver/nvidia/version")) {
+                return CommandResult{
+                    .exit_code = 9,
+                    .out = read_fixture("cmd/nvidia-smi/error-driver-not-loaded.txt")};
+            }
+            return CommandResult{.out = read_fixture("cmd/nvidia-smi/q/q-555-4xa100-sxm-na.txt")};
+        });
         sys.on_command_prefix({"nvidia-smi", "topo", "-m"}, [](const Command&) {
             return CommandResult{.out = read_fixture("engine/cmd/topo-a100x4-nvswitch.txt")};
         });

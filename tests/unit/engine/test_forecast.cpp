@@ -58,6 +58,8 @@ HostFacts debian_facts() {
     f.os.family = "debian";
     f.arch = "x86_64";
     f.kernel = kOld;
+    // Both kernels make_host installs, as the facts reader lists them (sorted by name).
+    f.kernels = {InstalledKernel{.release = kNew}, InstalledKernel{.release = kOld}};
     f.packages = {{"libnvidia-compute-550", kDriver + "-1"},
                   {"nvidia-dkms-550", kDriver + "-1"},
                   {"nvidia-driver-550", kDriver + "-1"}};

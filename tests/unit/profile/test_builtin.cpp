@@ -136,9 +136,9 @@ TEST(BuiltinProfiles, PositionsPointIntoTheBuiltinFile) {
     const auto p = load_profile("cv-train", m());
     const auto at = p.pos("cuda.version");
     EXPECT_EQ(at.file, "builtin:cv-train.yaml");
-    EXPECT_EQ(at.line, 30);
+    EXPECT_EQ(at.line, 40);
     EXPECT_EQ(at.col, 17);
-    EXPECT_EQ(p.pos("driver").line, 29);
+    EXPECT_EQ(p.pos("driver").line, 39);
     EXPECT_EQ(p.pos("host.os[1]").col, 22);
     // Unknown paths fall back to the start of the file.
     EXPECT_EQ(p.pos("no.such.key").line, 1);

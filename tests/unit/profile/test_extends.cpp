@@ -35,7 +35,7 @@ TEST(Extends, PositionsNameTheFileEachValueCameFrom) {
     const auto file = profile_fixture("good/extends-cv-train.yaml");
     const auto p = load_profile(file, m());
     EXPECT_EQ(p.pos("cuda.version").file, "builtin:cv-train.yaml");
-    EXPECT_EQ(p.pos("cuda.version").line, 30);
+    EXPECT_EQ(p.pos("cuda.version").line, 40);
     EXPECT_EQ(p.pos("host.gpus.count").file, file);
     EXPECT_EQ(p.pos("host.gpus.count").line, 6);
     EXPECT_EQ(p.pos("host.gpus.model").file, "builtin:cv-train.yaml");
@@ -73,7 +73,7 @@ TEST(Extends, ErrorInAnInheritedValueNamesTheParentFile) {
     const auto e = test::load_error("name: volta\nextends: cv-train\nhost: {gpus: {model: V100, "
                                     "memory_gib: 32}}\n");
     EXPECT_EQ(e.file(), "builtin:cv-train.yaml");
-    EXPECT_EQ(e.line(), 29);
+    EXPECT_EQ(e.line(), 39);
     EXPECT_TRUE(contains(e.message(), "driver.flavor to proprietary")) << e.what();
 }
 
