@@ -31,6 +31,8 @@ void make_ubuntu_2604_nova(TestHost& host) {
     }
 }
 
+// A pointer into a temporary list would dangle at the end of the statement: refuse it.
+const CheckOutcome* outcome(std::vector<CheckOutcome>&& all, const std::string& id) = delete;
 const CheckOutcome* outcome(const std::vector<CheckOutcome>& all, const std::string& id) {
     for (const auto& c : all) {
         if (c.id == id) {

@@ -64,6 +64,8 @@ inline HostFacts debian_facts(std::string kernel = "5.15.0-91-generic") {
     return f;
 }
 
+// A pointer into a temporary list would dangle at the end of the statement: refuse it.
+const CheckOutcome* find_check(std::vector<CheckOutcome>&& all, std::string_view id) = delete;
 inline const CheckOutcome* find_check(const std::vector<CheckOutcome>& all, std::string_view id) {
     const auto it =
         std::find_if(all.begin(), all.end(), [&](const CheckOutcome& c) { return c.id == id; });

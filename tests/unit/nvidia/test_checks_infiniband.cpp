@@ -46,6 +46,8 @@ struct IbChecks : ::testing::Test {
     static const Matrix& matrix() { return Matrix::builtin(); }
 };
 
+// A pointer into a temporary list would dangle at the end of the statement: refuse it.
+const CheckOutcome* find(std::vector<CheckOutcome>&& all, const std::string& id) = delete;
 const CheckOutcome* find(const std::vector<CheckOutcome>& all, const std::string& id) {
     for (const auto& c : all) {
         if (c.id == id) {
