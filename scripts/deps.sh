@@ -8,6 +8,9 @@ pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev l
       libcurl4-openssl-dev libssl-dev zlib1g-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--test" ]]; then
     pkgs+=(libgtest-dev googletest gpgv gpg prometheus cloud-init python3-yaml python3-jsonschema)
+    # ccache: scripts/test.sh keeps its cache under /var/cache (as the e2e roots), so CI's three
+    # builds (native, ASan+UBSan, aarch64) recompile only what a change touched.
+    pkgs+=(ccache)
     # The ASan+UBSan build and libFuzzer targets (scripts/sanitize.sh, scripts/fuzz.sh) and
     # clang-tidy (scripts/tidy.sh); libclang-rt holds the sanitizer and libFuzzer runtimes.
     pkgs+=(clang libclang-rt-14-dev clang-tidy)

@@ -8,6 +8,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
+# One compiler cache for the three builds, kept where the e2e suite keeps its roots: CI runs on a
+# clean clone, but /var/cache outlives it, so a run after a small change recompiles that change
+# (the builds are most of CI's CPU, and they run beside the e2e suite). Paths are rewritten
+# relative to the checkout (base_dir), so another clone's path still hits.
+if [[ $(id -u) -eq 0 && -z "${CCACHE_DIR:-}" ]]; then
+    export CCACHE_DIR=/var/cache/gpuprov-ccache CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+    mkdir -p "$CCACHE_DIR"
+fi
 scripts/build.sh --release
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The unit tests again under ASan+UBSan (clang, build-san), then a short pass of every fuzz
