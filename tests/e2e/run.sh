@@ -122,10 +122,14 @@ mkdir -p "$E2E_LOG_DIR"
 JOBS=${E2E_JOBS:-2}
 declare -A RUNNING_T0=() RUNNING_DEADLINE=()
 
+# A scenario may ask for a longer deadline in its first lines: "# e2e-timeout: 900".
+own_deadline() { # FILE -> its "# e2e-timeout:" seconds, or nothing
+    sed -n '1,5s/^# e2e-timeout: *\([0-9][0-9]*\)$/\1/p' "$E2E_DIR/scenarios/$1" | head -n 1
+}
+
 start_scenario() { # FILE
     local s=$1 name=${1%.sh} deadline
-    # A scenario may ask for a longer deadline in its first lines: "# e2e-timeout: 900".
-    deadline=$(sed -n '1,5s/^# e2e-timeout: *\([0-9][0-9]*\)$/\1/p' "$E2E_DIR/scenarios/$s" | head -n 1)
+    deadline=$(own_deadline "$s")
     if [[ -z "$deadline" ]] || ((deadline < SCENARIO_TIMEOUT)); then deadline=$SCENARIO_TIMEOUT; fi
     SCENARIO=$name timeout -k 10 "$deadline" bash "$E2E_DIR/scenarios/$s" >"$E2E_WORK/logs/$name.log" 2>&1 &
     RUNNING_NAME[$!]=$name
@@ -176,6 +180,14 @@ for s in "${selected[@]}"; do
     elif [[ "$head5" == *"# e2e-timeout:"* ]]; then long+=("$s")
     else shared+=("$s"); fi
 done
+# The long ones by deadline, longest first (a scenario's deadline is its own estimate): 11 (kill
+# at every command) alone takes a quarter of the suite, so started last it would leave the other
+# slot idle at the end.
+if ((${#long[@]})); then
+    mapfile -t long < <(for s in "${long[@]}"; do
+        printf '%s %s\n' "$(own_deadline "$s")" "$s"
+    done | sort -k1,1nr -k2,2 | cut -d' ' -f2)
+fi
 for s in "${long[@]}" "${shared[@]}"; do
     while ((${#RUNNING_NAME[@]} >= JOBS)); do wait_one; done
     start_scenario "$s"
