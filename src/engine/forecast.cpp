@@ -3,6 +3,7 @@
 // Judged by effects (the module file under /lib/modules/<k>, not a package's promise).
 #include <algorithm>
 #include <fmt/format.h>
+#include <gpuprov/dkms.hpp>
 #include <gpuprov/forecast.hpp>
 #include <gpuprov/nvidia_smi.hpp>
 #include <gpuprov/profile.hpp>
@@ -51,25 +52,6 @@ std::string fabric_manager_version(const HostFacts& facts) {
     return "";
 }
 
-std::vector<DkmsEntry> dkms_nvidia(const System& sys) {
-    std::vector<DkmsEntry> out;
-    if (!sys.exists("/usr/sbin/dkms") && !sys.exists("/usr/bin/dkms") &&
-        !sys.exists("/sbin/dkms")) {
-        return out;
-    }
-    const auto r =
-        sys.query({.argv = {"dkms", "status"}, .timeout = kProbeTimeout, .log_output = false});
-    if (!r.ok()) {
-        return out;
-    }
-    for (auto& e : parse_dkms_status(r.out)) {
-        if (starts_with(e.module, "nvidia")) {
-            out.push_back(std::move(e));
-        }
-    }
-    return out;
-}
-
 /// The nvidia.ko installed for kernel `k`, wherever DKMS (updates/dkms, EL's extra) or a
 /// precompiled package (Ubuntu's linux-modules-nvidia: kernel/nvidia-<b>[srv]/) puts it.
 std::string module_path(const System& sys, const std::string& k) {
@@ -98,11 +80,9 @@ std::optional<KernelModule> find_module(const System& sys, const std::string& k,
         return std::nullopt;
     }
     KernelModule m{.path = path, .origin = "precompiled"};
-    for (const auto& e : dkms) {
-        if (e.kernel == k && starts_with(e.state, "installed")) {
-            m.version = e.version;
-            m.origin = "dkms";
-        }
+    if (const auto* e = installed_for(dkms, k)) {
+        m.version = e->version;
+        m.origin = "dkms";
     }
     if (path.find("/updates/dkms/") != std::string::npos) {
         m.origin = "dkms";
@@ -396,7 +376,7 @@ Forecast forecast_next_boot(const System& sys, const HostFacts& facts,
     std::sort(kernels.begin(), kernels.end(),
               [](const std::string& a, const std::string& b) { return kernel_older(a, b); });
 
-    const auto dkms = dkms_nvidia(sys);
+    const auto dkms = nvidia_dkms_status(sys, /*log_output=*/false);
     const auto initramfs = judge_initramfs_blacklist(sys, facts);
     if (f.driver_version.empty()) {
         f.findings.push_back(

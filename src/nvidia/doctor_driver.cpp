@@ -1,6 +1,7 @@
 #include "doctor_parts.hpp"
 
 #include <algorithm>
+#include <gpuprov/dkms.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::nvidia_detail {
@@ -159,19 +160,11 @@ void dkms_kernel(const DoctorContext& ctx, std::vector<Finding>& out) {
     if (!r.ok()) {
         return; // no DKMS: pre-built modules (linux-modules-nvidia, precompiled kmods)
     }
-    std::vector<DkmsEntry> nvidia;
-    for (auto& e : parse_dkms_status(r.out)) {
-        if (starts_with(e.module, "nvidia")) {
-            nvidia.push_back(std::move(e));
-        }
-    }
+    const auto nvidia = nvidia_entries(parse_dkms_status(r.out));
     if (nvidia.empty() || ctx.facts.kernel.empty()) {
         return;
     }
-    const bool built = std::any_of(nvidia.begin(), nvidia.end(), [&](const DkmsEntry& e) {
-        return e.kernel == ctx.facts.kernel && starts_with(e.state, "installed");
-    });
-    if (built) {
+    if (installed_for(nvidia, ctx.facts.kernel) != nullptr) {
         return;
     }
     Finding f{.id = "dkms-module-missing", .severity = "error"};

@@ -1,37 +1,12 @@
 #include "kernel_build.hpp"
 
 #include <algorithm>
-#include <gpuprov/nvidia_smi.hpp>
+#include <gpuprov/dkms.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::steps {
 
 using namespace std::chrono_literals;
-
-namespace {
-
-bool have_dkms(const System& sys) {
-    return sys.exists("/usr/sbin/dkms") || sys.exists("/usr/bin/dkms");
-}
-
-std::vector<DkmsEntry> nvidia_dkms(const System& sys) {
-    if (!have_dkms(sys)) {
-        return {};
-    }
-    const auto r = sys.query({.argv = {"dkms", "status"}, .timeout = 60s});
-    if (!r.ok()) {
-        return {};
-    }
-    std::vector<DkmsEntry> out;
-    for (auto& e : parse_dkms_status(r.out)) {
-        if (starts_with(e.module, "nvidia")) {
-            out.push_back(std::move(e));
-        }
-    }
-    return out;
-}
-
-} // namespace
 
 std::vector<PackagePin> build_tree_packages(const HostFacts& facts, const std::string& kernel) {
     if (facts.os.family == "rhel") {
@@ -83,13 +58,10 @@ std::vector<std::string> other_buildable_kernels(const HostFacts& facts, const S
 
 std::vector<std::string> kernels_without_module(const System& sys,
                                                 const std::vector<std::string>& kernels) {
-    const auto entries = nvidia_dkms(sys);
+    const auto entries = nvidia_dkms_status(sys);
     std::vector<std::string> out;
     for (const auto& k : kernels) {
-        const bool built = std::any_of(entries.begin(), entries.end(), [&](const DkmsEntry& e) {
-            return e.kernel == k && starts_with(e.state, "installed");
-        });
-        if (!built) {
+        if (installed_for(entries, k) == nullptr) {
             out.push_back(k);
         }
     }
@@ -100,7 +72,7 @@ bool driver_uses_dkms(const System& sys, const std::vector<PackagePin>& installs
     const bool planned = std::any_of(installs.begin(), installs.end(), [](const PackagePin& p) {
         return p.name.find("-dkms") != std::string::npos || p.name == "dkms";
     });
-    return planned || !nvidia_dkms(sys).empty();
+    return planned || !nvidia_dkms_status(sys).empty();
 }
 
 Command dkms_autoinstall(const std::string& kernel) {

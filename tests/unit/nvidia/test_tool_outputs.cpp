@@ -1,4 +1,5 @@
 #include <fake_system.hpp>
+#include <gpuprov/dkms.hpp>
 #include <gpuprov/nvidia_smi.hpp>
 #include <gtest/gtest.h>
 
@@ -46,6 +47,26 @@ TEST(Dkms, AddedOnlyEntryHasNoKernel) {
     EXPECT_EQ(e[0].kernel, "5.15.0-91-generic");
     EXPECT_EQ(e[1].state, "added");
     EXPECT_TRUE(e[1].kernel.empty());
+}
+
+// The one reader of "DKMS built NVIDIA's module for this kernel" (driver step, forecast, doctor):
+// another module on the same kernel does not count, nor does a module only "built" (not copied
+// to /lib/modules, so it does not load at boot); dkms's trailing warning after "installed" does.
+TEST(Dkms, InstalledForAKernelMeansNvidiasModuleInstalledThere) {
+    const auto all = parse_dkms_status(
+        "nvidia/580.95.05, 6.1.0-28-amd64, x86_64: installed (WARNING! Diff between built and "
+        "installed module!)\n"
+        "nvidia/580.95.05, 6.1.0-30-amd64, x86_64: built\n"
+        "zfs/2.1.11, 6.1.0-30-amd64, x86_64: installed\n");
+    ASSERT_EQ(all.size(), 3u);
+    const auto nvidia = nvidia_entries(all);
+    ASSERT_EQ(nvidia.size(), 2u);
+    const auto* running = installed_for(nvidia, "6.1.0-28-amd64");
+    ASSERT_NE(running, nullptr);
+    EXPECT_EQ(running->version, "580.95.05");
+    EXPECT_EQ(installed_for(nvidia, "6.1.0-30-amd64"), nullptr);
+    EXPECT_NE(installed_for(all, "6.1.0-30-amd64"), nullptr); // zfs, before the filter
+    EXPECT_EQ(installed_for(nvidia, "6.1.0-31-amd64"), nullptr);
 }
 
 TEST(Ldconfig, GrepExcerptAndFullCache) {
