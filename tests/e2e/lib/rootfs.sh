@@ -288,14 +288,7 @@ rootfs_simulate_nvlink5() {
         printf '\x82\x21\x00Nvidia ConnectX-7 NVSwitch bridge\x90\x24\x00PN\x0fMCX750500B-0D00V3\x0bSMDL=SW_MNGRV\x01\x00\x78' \
             >"$r/sys/$bridge/$addr/vpd"
     done
-    local m
-    for m in mlx5_core mlx5_ib ib_uverbs ib_core; do mkdir -p "$r/sys/module/$m"; done
-    cat >>"$r/proc/modules" <<'MODS'
-mlx5_ib 466944 0 - Live 0x0000000000000000
-ib_uverbs 172032 1 mlx5_ib, Live 0x0000000000000000
-ib_core 442368 2 mlx5_ib,ib_uverbs, Live 0x0000000000000000
-mlx5_core 2203648 1 mlx5_ib, Live 0x0000000000000000
-MODS
+    rootfs_ib_modules_loaded "$r"
     local kernel
     kernel=$(cat "$r/proc/sys/kernel/osrelease")
     mkdir -p "$r/lib/modules/$kernel/kernel/drivers/infiniband/core"
@@ -317,14 +310,7 @@ rootfs_simulate_ib() {
     rootfs_ib_port "$r" mlx5_0 1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)" InfiniBand
     rootfs_ib_function "$r" "$bridge" 0000:0c:00.1 0x101d 0x020000 mlx5_1 uverbs1
     rootfs_ib_port "$r" mlx5_1 1 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (2X HDR)" Ethernet
-    local m
-    for m in mlx5_core mlx5_ib ib_uverbs ib_core; do mkdir -p "$r/sys/module/$m"; done
-    cat >>"$r/proc/modules" <<'MODS'
-mlx5_ib 466944 0 - Live 0x0000000000000000
-ib_uverbs 172032 1 mlx5_ib, Live 0x0000000000000000
-ib_core 442368 2 mlx5_ib,ib_uverbs, Live 0x0000000000000000
-mlx5_core 2203648 1 mlx5_ib, Live 0x0000000000000000
-MODS
+    rootfs_ib_modules_loaded "$r"
     {
         printf 'ffffffffc0a10000 T ib_register_client\t[ib_core]\n'
         printf 'ffffffffc0a10400 T ib_register_device\t[ib_core]\n'
@@ -333,6 +319,19 @@ MODS
             printf 'ffffffffc0a1b4e0 T ib_unregister_peer_memory_client\t[ib_core]\n'
         fi
     } >>"$r/proc/kallsyms"
+}
+
+# rootfs_ib_modules_loaded ROOT: the inbox RDMA stack an mlx5 adapter loads, as /sys/module and
+# /proc/modules show it: mlx5_core, mlx5_ib, ib_uverbs (a dependency of mlx5_ib) and ib_core.
+rootfs_ib_modules_loaded() {
+    local r=$1 m
+    for m in mlx5_core mlx5_ib ib_uverbs ib_core; do mkdir -p "$r/sys/module/$m"; done
+    cat >>"$r/proc/modules" <<'MODS'
+mlx5_ib 466944 0 - Live 0x0000000000000000
+ib_uverbs 172032 1 mlx5_ib, Live 0x0000000000000000
+ib_core 442368 2 mlx5_ib,ib_uverbs, Live 0x0000000000000000
+mlx5_core 2203648 1 mlx5_ib, Live 0x0000000000000000
+MODS
 }
 
 # rootfs_ib_function ROOT BRIDGE ADDRESS DEVICE-ID CLASS IBDEV UVERBS: one Mellanox PCI function
