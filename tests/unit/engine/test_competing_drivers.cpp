@@ -31,8 +31,6 @@ void make_ubuntu_2604_nova(TestHost& host) {
     }
 }
 
-// A pointer into a temporary list would dangle at the end of the statement: refuse it.
-const CheckOutcome* outcome(std::vector<CheckOutcome>&& all, const std::string& id) = delete;
 const CheckOutcome* outcome(const std::vector<CheckOutcome>& all, const std::string& id) {
     for (const auto& c : all) {
         if (c.id == id) {
@@ -41,6 +39,10 @@ const CheckOutcome* outcome(const std::vector<CheckOutcome>& all, const std::str
     }
     return nullptr;
 }
+
+// A pointer into a temporary list dangles at the end of the statement (ASan caught
+// `const auto* c = outcome(step.verify(...), id)`): keep the list.
+const CheckOutcome* outcome(std::vector<CheckOutcome>&& all, const std::string& id) = delete;
 
 struct CompetingDrivers : ::testing::Test {
     Profile profile = load_test_profile();

@@ -132,8 +132,6 @@ bool has_note(const CheckResult& r, const std::string& text) {
     });
 }
 
-// A pointer into a temporary list dangles at the end of the statement (ASan caught one): refuse it.
-const CheckOutcome* outcome(std::vector<CheckOutcome>&& v, const std::string& id) = delete;
 const CheckOutcome* outcome(const std::vector<CheckOutcome>& v, const std::string& id) {
     for (const auto& c : v) {
         if (c.id == id) {
@@ -142,6 +140,10 @@ const CheckOutcome* outcome(const std::vector<CheckOutcome>& v, const std::strin
     }
     return nullptr;
 }
+
+// A pointer into a temporary list dangles at the end of the statement (ASan caught
+// `const auto* c = outcome(step.verify(...), id)`): keep the list.
+const CheckOutcome* outcome(std::vector<CheckOutcome>&& v, const std::string& id) = delete;
 
 } // namespace
 

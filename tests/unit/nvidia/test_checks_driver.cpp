@@ -164,6 +164,6 @@ TEST(CheckDriver, AGpuBoundToNovaCoreFails) {
     EXPECT_NE(bound->fix.find("--only nouveau"), std::string::npos) << bound->fix;
     // Without it the check is not there at all (the healthy list above stays as it was).
     facts.gpus.back().driver = "nvidia";
-    EXPECT_EQ(find_check(check_driver({p, facts, Matrix::builtin()}, sys), "driver.bound"),
-              nullptr);
+    const auto healthy = check_driver({p, facts, Matrix::builtin()}, sys);
+    EXPECT_EQ(find_check(healthy, "driver.bound"), nullptr);
 }

@@ -3,6 +3,8 @@
 // README: the procfs tree and a public ibstatus session).
 #include "nvidia_test_util.hpp"
 
+#include <optional>
+
 namespace gpuprov {
 namespace {
 
@@ -46,8 +48,6 @@ struct IbChecks : ::testing::Test {
     static const Matrix& matrix() { return Matrix::builtin(); }
 };
 
-// A pointer into a temporary list would dangle at the end of the statement: refuse it.
-const CheckOutcome* find(std::vector<CheckOutcome>&& all, const std::string& id) = delete;
 const CheckOutcome* find(const std::vector<CheckOutcome>& all, const std::string& id) {
     for (const auto& c : all) {
         if (c.id == id) {
@@ -55,6 +55,13 @@ const CheckOutcome* find(const std::vector<CheckOutcome>& all, const std::string
         }
     }
     return nullptr;
+}
+
+// Over a temporary list (a call's result) the outcome is copied out: a pointer into it would
+// dangle at the end of the statement (ASan caught `const auto* c = find(run(...), id)`).
+std::optional<CheckOutcome> find(std::vector<CheckOutcome>&& all, const std::string& id) {
+    const auto* c = find(static_cast<const std::vector<CheckOutcome>&>(all), id);
+    return c != nullptr ? std::optional<CheckOutcome>(*c) : std::nullopt;
 }
 
 TEST_F(IbChecks, AHealthyHdrHostPassesAndTheRocePortIsNotNcclsPort) {

@@ -213,7 +213,7 @@ TEST(CheckFabricManager, Nvlink5HostsNeedIbUmad) {
     EXPECT_TRUE(c.passed);
     h.facts.nvlink5_switch_count = 0; // an NVLink 4 host has no such check
     h.facts.nvswitch_count = 4;
-    EXPECT_EQ(find_check(h.run(check_fabric_manager), "fabric-manager.ib-umad"), nullptr);
+    EXPECT_FALSE(find_check(h.run(check_fabric_manager), "fabric-manager.ib-umad").has_value());
 }
 
 TEST(CheckPersistence, DisabledGpuFails) {
