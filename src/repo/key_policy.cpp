@@ -400,15 +400,17 @@ std::string key_policy_problem(const OpenPgpKey& key, const KeyPolicy& policy,
             break;
         }
     }
-    // NVIDIA re-keyed only debian13; its other apt repositories stay signed with 3bf863cc, whose
-    // SHA-1 binding sqv refuses (NVIDIA/cuda-repo-management #30, #34, #39).
+    // NVIDIA gave only its newest apt repositories keys of their own (debian13, ubuntu2604); the
+    // others stay signed with 3bf863cc, whose SHA-1 binding sqv refuses
+    // (NVIDIA/cuda-repo-management #30, #34, #39; version matrix comments).
     const auto pin =
         fmt::format("repositories.{0}.key_url and repositories.{0}.key_fingerprint", repo_name);
     const auto fix =
         repo_name == "cuda"
-            ? fmt::format("NVIDIA's current key for the repository (NVIDIA re-signed only "
-                          "debian13, with 8793F200.pub), or a mirror re-signed with a key bound "
-                          "with SHA-256 or stronger, named in {}",
+            ? fmt::format("NVIDIA's current key for the repository (NVIDIA re-keyed only its "
+                          "newest repositories: debian13 with 8793F200.pub, ubuntu2604 with "
+                          "60DF8A40.pub), or a mirror re-signed with a key bound with SHA-256 or "
+                          "stronger, named in {}",
                           pin)
             : fmt::format("a key bound with SHA-256 or stronger from the repository's publisher, "
                           "named in {}",

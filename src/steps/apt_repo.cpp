@@ -186,9 +186,9 @@ AptListsState apt_lists_state(const StepContext& ctx, const System& sys,
 void check_apt_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
                     CheckResult& r) {
     // NVIDIA's or Docker's own URL with a pinned key its publisher does not sign it with for
-    // this host's distro (NVIDIA: rhel D42D0685, Ubuntu/Debian 3bf863cc), decided before any
-    // download. A profile without a pin gets the publisher's key for the distro
-    // (resolve_host_repo).
+    // this host's distro (NVIDIA: rhel D42D0685, Ubuntu/Debian 3bf863cc but debian13 8793F200 and
+    // ubuntu2604 60DF8A40), decided before any download. A profile without a pin gets the
+    // publisher's key for the distro (resolve_host_repo).
     if (const auto spec = ctx.profile.repositories.find(repo_name);
         spec != ctx.profile.repositories.end() && !spec->second.key_fingerprint.empty()) {
         const auto want = ctx.matrix.publisher_repo_key(spec->second.url, ctx.facts.os.repo_slug);

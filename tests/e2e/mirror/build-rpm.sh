@@ -319,8 +319,11 @@ container_toolkit() {
 kernel_pkgs() { # VERSION RELEASE
     local kver="$1-$2.x86_64"
     put kernel-devel "$1" "$2" "/usr/src/kernels/$kver/Makefile" 0644 <<<"# gpuprov e2e stand-in: kernel build tree for $kver"
-    # installonlypkg(kernel), as RHEL's kernel.spec gives kernel-devel: dnf keeps one per kernel
-    # side by side (installonlypkgs), so every installed kernel can have its tree (issue 21).
+    # installonlypkg(kernel), as RHEL's kernel.spec gives kernel-devel (redhat/kernel.spec.template,
+    # %kernel_devel_package: "Provides: installonlypkg(kernel)", as kernel-core's; seen in CentOS
+    # Stream 9's (copy: bella485/centos-stream-9@036aa52) and CIQ's RHEL-derived one
+    # (ctrliq/kernel-src-tree@001987a)): dnf keeps one per kernel side by side (installonlypkgs),
+    # so every installed kernel has its tree.
     REQ="" PROV="installonlypkg(kernel)" DIRS="/usr/src/kernels/$kver" mkrpm kernel-devel none "$1" "$2" x86_64 "Development package for building kernel modules to match the kernel"
     put kernel-headers "$1" "$2" /usr/include/linux/e2e-version.h 0644 <<<"/* $kver */"
     REQ="" mkrpm kernel-headers none "$1" "$2" x86_64 "Header files for the Linux kernel for use by glibc"

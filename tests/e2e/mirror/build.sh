@@ -543,7 +543,11 @@ mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-
 
 for dir in compute/cuda/repos/{debian12,ubuntu2204,ubuntu2404}/x86_64 "$TREE_2026"/{debian12,ubuntu2204,ubuntu2404,ubuntu2604}/x86_64 \
     nvidia-2026-newest/compute/cuda/repos/ubuntu2404/x86_64; do
-    gpg_q --armor --export "$FPR" >"$OUT/www/$dir/3bf863cc.pub"
+    # NVIDIA names each repository's key file by its key: ubuntu2604 has its own, 60DF8A40.pub,
+    # and no 3bf863cc.pub (the matrix's ubuntu2604 row). The mirror's key stands in under that name.
+    keyfile=3bf863cc.pub
+    [[ $dir == */ubuntu2604/* ]] && keyfile=60DF8A40.pub
+    gpg_q --armor --export "$FPR" >"$OUT/www/$dir/$keyfile"
     gpg_q --armor --export "$WRONG" >"$OUT/www/$dir/wrong-key.pub"
 done
 docker_repo

@@ -17,6 +17,9 @@ export PROFILE_TEMPLATE=e2e-2026.yaml.in
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
 scenario_begin clean
+# NVIDIA signs ubuntu2604 with its own key file, 60DF8A40.pub (the mirror serves its key under that
+# name and no 3bf863cc.pub there): the profile's key_url names it, as a profile for 26.04 must.
+render_profile 60DF8A40.pub
 
 rm -f "$ROOT/etc/os-release" # Debian's is a symlink to ../usr/lib/os-release
 cp "$REPO_ROOT/tests/fixtures/os/ubuntu-26.04/etc/os-release" "$ROOT/etc/os-release"
@@ -45,6 +48,7 @@ assert_grep "plan: blacklists nouveau" '^ *[+]blacklist nouveau$' "$GP_STDOUT"
 assert_grep "plan: regenerates every kernel's initramfs" 'update-initramfs -u -k all' "$GP_STDOUT"
 assert_grep "plan: the driver loads after a reboot" 'nova_core is loaded: the driver loads after a reboot' "$GP_STDOUT"
 assert_grep "plan: the ubuntu2604 repository" 'repos/ubuntu2604/x86_64' "$GP_STDOUT"
+assert_grep "plan: ubuntu2604's key is its 60DF8A40.pub" 'repos/ubuntu2604/x86_64/60DF8A40\.pub' "$GP_STDOUT"
 
 gp apply "$P" --yes
 expect_rc "apply while nova_core holds the GPUs: reboot required" 3

@@ -611,6 +611,26 @@ TEST_F(Steps, CudaRepoBlocksAnNvidiaUrlPinnedToAnotherDistrosKey) {
     EXPECT_FALSE(contains(again.check("cuda-repo").reason, "NVIDIA signs"));
 }
 
+TEST_F(Steps, CudaRepoOnUbuntu2604WantsItsOwnKeyNot3bf863cc) {
+    // NVIDIA signs ubuntu2604 with 60DF8A40, not with the 3bf863cc of its older Ubuntu repositories
+    // (matrix comments): a profile that pins 3bf863cc for it is refused before any download.
+    auto& cuda = profile.repositories.at("cuda");
+    cuda.url = "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/";
+    cuda.key_fingerprint = "EB693B3035CD5710E231E123A4B469963BF863CC";
+    TestHost host({.os = "ubuntu-26.04"});
+    StepRunner run(host, profile);
+    ASSERT_EQ(run.facts().os.repo_slug, "ubuntu2604");
+    const auto r = run.check("cuda-repo");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "with 14BAFBC7562AD710CA04E69905FBB6DA60DF8A40 "
+                                   "(60DF8A40.pub (ubuntu2604)"))
+        << r.reason;
+    EXPECT_TRUE(host.sys.urls_fetched.empty());
+    cuda.key_fingerprint = "14BAFBC7562AD710CA04E69905FBB6DA60DF8A40";
+    StepRunner again(host, profile);
+    EXPECT_FALSE(contains(again.check("cuda-repo").reason, "NVIDIA signs"));
+}
+
 // ---- cuda-toolkit ----
 
 TEST_F(Steps, CudaToolkitPinsTheToolkitPackageNeverTheDriverDraggingMeta) {

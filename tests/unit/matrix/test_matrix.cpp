@@ -91,7 +91,8 @@ TEST(Matrix, Ubuntu2404RepoStartsAt125) {
 }
 
 // Ubuntu 26.04 (issue 21): NVIDIA's ubuntu2604 repository, CUDA 13 only (UNCONFIRMED, so the
-// row says so), the Ubuntu key, Docker's resolute suite.
+// row says so), signed with its own key 60DF8A40 (not the older repositories' 3bf863cc),
+// Docker's resolute suite.
 TEST(Matrix, Ubuntu2604RepoIsCuda13Only) {
     const auto* d = m().distro_by_os("ubuntu-26.04");
     ASSERT_NE(d, nullptr);
@@ -101,7 +102,8 @@ TEST(Matrix, Ubuntu2604RepoIsCuda13Only) {
     EXPECT_TRUE(d->carries(v("13.0")));
     EXPECT_TRUE(d->carries(v("13.4")));
     EXPECT_FALSE(d->confirmed);
-    EXPECT_EQ(d->key_file, "3bf863cc.pub");
+    EXPECT_EQ(d->key_file, "60DF8A40.pub");
+    EXPECT_EQ(d->key_fingerprint, "14BAFBC7562AD710CA04E69905FBB6DA60DF8A40");
     ASSERT_TRUE(d->docker.has_value());
     EXPECT_EQ(d->docker->suite, "resolute");
 }

@@ -62,6 +62,7 @@ TEST(KeyPolicy, NvidiasSha1BoundKeyIsRefusedUnderSqvNamingKeySignatureHashDateAn
     EXPECT_NE(why.find("NVIDIA Linux Driver Team"), std::string::npos) << why;
     EXPECT_NE(why.find("made 2022-04-14"), std::string::npos) << why;
     EXPECT_NE(why.find("8793F200"), std::string::npos) << why;
+    EXPECT_NE(why.find("60DF8A40"), std::string::npos) << why;
     EXPECT_NE(why.find("repositories.cuda.key_url"), std::string::npos) << why;
     // Another repository's fix names that repository and not NVIDIA's key.
     const auto docker = key_policy_problem(key, trixie_policy(), kToday, "docker");

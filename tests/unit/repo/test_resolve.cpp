@@ -1,5 +1,6 @@
 #include "fake_system.hpp"
 
+#include <array>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/repo.hpp>
@@ -94,6 +95,20 @@ TEST(ResolveHostRepo, UnpinnedNvidiaCudaRepoGetsNvidiasKeyForTheDistro) {
                                  "/x86_64/3bf863cc.pub");
         EXPECT_EQ(r.key_fingerprint, "EB693B3035CD5710E231E123A4B469963BF863CC");
         EXPECT_TRUE(contains_text(r.key_source, "3bf863cc.pub (" + slug + ")")) << r.key_source;
+    }
+    // NVIDIA gave its 2025 Debian/Ubuntu repositories keys of their own (matrix comments):
+    // ubuntu2604 60DF8A40, debian13 8793F200, never 3bf863cc.
+    const std::vector<std::array<std::string, 3>> own_keys{
+        {"ubuntu2604", "60DF8A40.pub", "14BAFBC7562AD710CA04E69905FBB6DA60DF8A40"},
+        {"debian13", "8793F200.pub", "02182E60104FCDC26EAE1B8597A5D4CB8793F200"}};
+    for (const auto& [slug, file, fpr] : own_keys) {
+        const auto r = resolve_host_repo(nvidia_cuda_unpinned(), host_on("debian", slug), m);
+        EXPECT_EQ(r.key_url, "https://developer.download.nvidia.com/compute/cuda/repos/" + slug +
+                                 "/x86_64/" + file);
+        EXPECT_EQ(r.key_fingerprint, fpr);
+        EXPECT_TRUE(r.matrix_key);
+        EXPECT_EQ(r.key_source,
+                  "NVIDIA's " + file + " (" + slug + "), from gpuprov's version matrix");
     }
 }
 
