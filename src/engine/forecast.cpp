@@ -14,8 +14,6 @@ namespace gpuprov {
 
 namespace {
 
-constexpr std::chrono::seconds kProbeTimeout{60};
-
 /// "580.95.05-1ubuntu1" → "580.95.05"; "3:580.95.05-1.el9" → "580.95.05".
 std::string upstream(std::string v) {
     if (const auto colon = v.find(':'); colon != std::string::npos) {
