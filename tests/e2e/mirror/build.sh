@@ -538,6 +538,16 @@ mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' '
     mv ../Release.yesterday Release
     gpg_q --yes --local-user "$FPR" --clearsign -o InRelease Release
 )
+# A newer build of branch 550's userspace published without its module (scenario 53, issue 23):
+# libnvidia-compute-550, nvidia-driver-550 and cuda-drivers-550 at $DRV_USERSPACE_ONLY, built by
+# driver_build like every 550 stand-in (same names, same Depends), in a tree of its own that no
+# other scenario's source names. nvidia-dkms-550 of that build is made but not published: the
+# module stays at $DRV. Built after the legacy repositories so their globs never see it.
+DRV_USERSPACE_ONLY=550.90.12 # a stand-in version
+driver_build 550 "$DRV_USERSPACE_ONLY" 12.4
+mkrepo e2e-userspace-only/compute/cuda/repos/debian12/x86_64 "NVIDIA CUDA" \
+    "libnvidia-compute-550_$DRV_USERSPACE_ONLY-1_*" "nvidia-driver-550_$DRV_USERSPACE_ONLY-1_*" \
+    "cuda-drivers-550_$DRV_USERSPACE_ONLY-1_*"
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 

@@ -10,11 +10,22 @@
 # kernel and the fix; `gpuprov_next_boot_ready{kernel=...}` reads 0; the plan and status carry
 # the forecast. After the fix the forecast names (the headers in place, then its dkms command),
 # forecast exits 0 and the metric reads 1.
+# Then the mirror publishes a newer build of branch 550's userspace (libnvidia-compute-550,
+# nvidia-driver-550, cuda-drivers-550 at $E2E_DRIVER_USERSPACE_ONLY) without its module
+# (nvidia-dkms-550 stays at $E2E_DRIVER_VERSION), a second signed source in the root. The stand-ins
+# carry the 550 graph's Depends, which follow NVIDIA's (nvidia-driver-550 wants nvidia-dkms-550 and
+# libnvidia-compute-550 at its own version; the recorded debian12 nvidia-driver wants
+# nvidia-kernel-dkms at its own): apt keeps the userspace back, holds or not, so no version
+# mismatch can come from `apt upgrade`. The scenario proves that: apt sees the new build, its
+# upgrade moves no driver package, the forecast stays ready with no
+# upgrade-userspace-without-module (a false alarm would fail it), nothing is installed.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
 # shellcheck source=lib/json_schema.sh
 source "$E2E_DIR/lib/json_schema.sh"
+# shellcheck source=lib/driver_graph.sh
+source "$E2E_DIR/lib/driver_graph.sh"
 scenario_begin clean
 ONLY=(--only nouveau,cuda-repo,driver)
 HOOK=/etc/kernel/postinst.d/zz-gpuprov-forecast
@@ -85,5 +96,46 @@ expect_rc "forecast after the fix: ready" 0
 assert_grep "the kernel is ready" "ok +$NEW \[next boot\]: module $E2E_DRIVER_VERSION \(dkms\)" "$GP_STDOUT"
 gp metrics
 assert_grep "the metric reads 1 for $NEW" "^gpuprov_next_boot_ready\{kernel=\"$NEW\"\} 1$" "$GP_STDOUT"
+
+# --- The mirror publishes 550's userspace at $E2E_DRIVER_USERSPACE_ONLY, not its module ---------
+t_us=$SECONDS
+USRC=/etc/apt/sources.list.d/e2e-userspace-only.sources
+keyring=$(sed -n 's/^Signed-By: //p' "$ROOT/etc/apt/sources.list.d/gpuprov-cuda.sources")
+check "gpuprov's CUDA source names the keyring it installed ($keyring)" test -s "$ROOT$keyring"
+drivers_before=$(driver_versions)
+printf 'Types: deb\nURIs: %s\nSuites: /\nSigned-By: %s\n' \
+    "$(mirror_url "$E2E_USERSPACE_ONLY_REPO/")" "$keyring" >"$ROOT$USRC"
+# apt-get update exits non-zero on a source whose InRelease does not verify with Signed-By.
+check "apt-get update with the second source (signed by the mirror's key)" \
+    in_root "$ROOT" 120 apt-get -q update
+cand() { in_root "$ROOT" 30 apt-cache policy "$1" | awk '$1 == "Candidate:" {print $2}'; }
+assert_eq "apt sees the new userspace build" "$E2E_DRIVER_USERSPACE_ONLY-1" "$(cand libnvidia-compute-550)"
+assert_eq "... and no new module" "$E2E_DRIVER_VERSION-1" "$(cand nvidia-dkms-550)"
+# apt's own answer, with gpuprov's holds and without them: the Depends alone keep it back.
+for how in held ignore-hold; do
+    args=(upgrade --with-new-pkgs)
+    [[ $how == held ]] || args=(--ignore-hold "${args[@]}")
+    sim=$(apt_sim "${args[@]}")
+    printf '%s\n' "$sim" >"$OUT/userspace-only-upgrade-$how.txt"
+    assert_eq "apt upgrade ($how) moves no driver package" "" \
+        "$(grep -E '^(Inst|Remv) ' <<<"$sim" | awk '{print $2 " "}' | grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" || true)"
+done
+if grep -A3 'kept back' <<<"$sim" | grep -qw libnvidia-compute-550; then
+    pass "without holds apt keeps libnvidia-compute-550 back (nvidia-driver-550 pins it, and its own new build wants nvidia-dkms-550 $E2E_DRIVER_USERSPACE_ONLY-1)"
+else fail "without holds apt keeps libnvidia-compute-550 back (see $OUT/userspace-only-upgrade-ignore-hold.txt)"; fi
+
+gp_schema forecast forecast "$PROFILE_IN_ROOT" --json
+expect_rc "forecast with the userspace-only build published: ready" 0
+assert_eq "the forecast read apt's upgrade, which moves no driver package" "True " \
+    "$(json_value "$GP_STDOUT" 'str(d["upgrade"]["asked"]) + " " + " ".join(a["name"] for a in d["upgrade"]["actions"] if "nvidia" in a["name"])')"
+assert_eq "no finding (no upgrade-userspace-without-module on a build apt cannot take)" "" \
+    "$(json_value "$GP_STDOUT" '" ".join(x["id"] for x in d["findings"])')"
+assert_eq "the driver stays $E2E_DRIVER_VERSION" "$E2E_DRIVER_VERSION" "$(json_value "$GP_STDOUT" 'd["driver_version"]')"
+assert_eq "nothing was installed (dpkg's driver packages unchanged)" "$drivers_before" "$(driver_versions)"
+
+rm -f "$ROOT$USRC"
+check "apt-get update without the second source" in_root "$ROOT" 120 apt-get -q update
+assert_eq "the candidate is the held build again" "$E2E_DRIVER_VERSION-1" "$(cand libnvidia-compute-550)"
+log "userspace-only build: $((SECONDS - t_us)) s"
 
 scenario_end
