@@ -16,6 +16,8 @@ E2E_DRIVER_535=535.183.01
 # tree below www/ that only scenario 53 adds as a source (mirror/build.sh).
 E2E_DRIVER_USERSPACE_ONLY=550.90.12
 E2E_USERSPACE_ONLY_REPO=e2e-userspace-only/compute/cuda/repos/debian12/x86_64
+# That build whole, its nvidia-dkms-550 included (also scenario 53 only).
+E2E_DRIVER_NEXT_REPO=e2e-driver-next/compute/cuda/repos/debian12/x86_64
 # The 2026 tree, $E2E_TREE_2026/<slug>/, carries NVIDIA's recorded graph (tests/fixtures/nvidia-repos;
 # scenarios 29 and 43 and profiles/e2e-2026.yaml.in use it), the newest and the older build per
 # branch. Ubuntu (ubuntu2404; ubuntu2204 has 580, 595 and 610): revisions <version>-1ubuntu1, fabric

@@ -548,6 +548,9 @@ driver_build 550 "$DRV_USERSPACE_ONLY" 12.4
 mkrepo e2e-userspace-only/compute/cuda/repos/debian12/x86_64 "NVIDIA CUDA" \
     "libnvidia-compute-550_$DRV_USERSPACE_ONLY-1_*" "nvidia-driver-550_$DRV_USERSPACE_ONLY-1_*" \
     "cuda-drivers-550_$DRV_USERSPACE_ONLY-1_*"
+# The same build whole, module included (scenario 53): what a host without holds upgrades to, the
+# loaded module staying the old one until the reboot.
+mkrepo e2e-driver-next/compute/cuda/repos/debian12/x86_64 "NVIDIA CUDA" "*_$DRV_USERSPACE_ONLY-1_*"
 mkrepo libnvidia-container/stable/deb/amd64 "https://nvidia.github.io/libnvidia-container/stable/deb" \
     'nvidia-container-toolkit*' 'libnvidia-container*'
 

@@ -18,7 +18,10 @@
 # nvidia-kernel-dkms at its own): apt keeps the userspace back, holds or not, so no version
 # mismatch can come from `apt upgrade`. The scenario proves that: apt sees the new build, its
 # upgrade moves no driver package, the forecast stays ready with no
-# upgrade-userspace-without-module (a false alarm would fail it), nothing is installed.
+# upgrade-userspace-without-module (a false alarm would fail it), nothing is installed. Then the
+# whole build, module included: held, the forecast says nothing; with the holds released it names
+# upgrade-needs-reboot (userspace and module move together, the loaded module stays the old one
+# until the reboot: NVML mismatch meanwhile), and nothing is installed.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -133,9 +136,35 @@ assert_eq "no finding (no upgrade-userspace-without-module on a build apt cannot
 assert_eq "the driver stays $E2E_DRIVER_VERSION" "$E2E_DRIVER_VERSION" "$(json_value "$GP_STDOUT" 'd["driver_version"]')"
 assert_eq "nothing was installed (dpkg's driver packages unchanged)" "$drivers_before" "$(driver_versions)"
 
+# --- The whole build published, module included: the mismatch until the reboot --------------------
+# With gpuprov's holds apt moves nothing and the forecast says nothing; a host without them (an
+# admin's `apt-mark unhold`, a profile without driver.hold) would take userspace and module
+# together, and the module loaded now stays 550.90.07 until the reboot: the forecast names that
+# NVML mismatch before anything is installed.
+printf 'Types: deb\nURIs: %s\nSuites: /\nSigned-By: %s\n' \
+    "$(mirror_url "$E2E_DRIVER_NEXT_REPO/")" "$keyring" >"$ROOT$USRC"
+check "apt-get update with the whole newer build" in_root "$ROOT" 120 apt-get -q update
+assert_eq "apt sees the new module too" "$E2E_DRIVER_USERSPACE_ONLY-1" "$(cand nvidia-dkms-550)"
+gp forecast "$PROFILE_IN_ROOT" --json
+expect_rc "forecast, the driver held: ready" 0
+assert_eq "no finding while gpuprov's holds stand" "" "$(json_value "$GP_STDOUT" '" ".join(x["id"] for x in d["findings"])')"
+mapfile -t held < <(in_root "$ROOT" 30 apt-mark showhold | grep -E "$DRIVER_RE" | grep -Ev "$NOT_DRIVER_RE" || true)
+check "gpuprov held the driver packages (${held[*]})" test "${#held[@]}" -gt 0
+check "apt-mark unhold ${held[*]}" in_root "$ROOT" 60 apt-mark unhold "${held[@]}"
+gp forecast "$PROFILE_IN_ROOT" --json
+expect_rc "forecast without the holds: a warning, still ready" 0
+assert_eq "the forecast names one warning: upgrade-needs-reboot" "upgrade-needs-reboot warning" \
+    "$(json_value "$GP_STDOUT" '" ".join(x["id"] + " " + x["severity"] for x in d["findings"])')"
+summary=$(json_value "$GP_STDOUT" 'd["findings"][0]["summary"] if d["findings"] else ""')
+if [[ $summary == *"$E2E_DRIVER_VERSION -> $E2E_DRIVER_USERSPACE_ONLY"*"version mismatch"* ]]; then
+    pass "... naming both builds and the NVML mismatch ($summary)"
+else fail "... naming both builds and the NVML mismatch: $summary"; fi
+assert_eq "nothing was installed" "$drivers_before" "$(driver_versions)"
+check "apt-mark hold ${held[*]} (as gpuprov left them)" in_root "$ROOT" 60 apt-mark hold "${held[@]}"
+
 rm -f "$ROOT$USRC"
 check "apt-get update without the second source" in_root "$ROOT" 120 apt-get -q update
 assert_eq "the candidate is the held build again" "$E2E_DRIVER_VERSION-1" "$(cand libnvidia-compute-550)"
-log "userspace-only build: $((SECONDS - t_us)) s"
+log "newer builds published: $((SECONDS - t_us)) s"
 
 scenario_end
