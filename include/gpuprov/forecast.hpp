@@ -46,8 +46,12 @@ struct KernelForecast {
     /// judge); nullopt when not judged (no blacklist, no initramfs tooling).
     std::optional<bool> initramfs_blacklisted;
     /// Under Secure Boot: the module is signed by a key the firmware trusts; nullopt when not
-    /// judged (Secure Boot off or unknown, or no module). Filled by module_trusted_at_boot().
+    /// judged (Secure Boot off or unknown, no module, or its signer unreadable). Filled by
+    /// module_trusted_at_boot().
     std::optional<bool> signature_trusted;
+    /// Who signed the module, in words, when judged ("Canonical Ltd. Kernel Module Signing",
+    /// "gpuprov's machine owner key 9C4E0B2A17"); empty when unsigned or not judged.
+    std::string signer;
     bool ready = false;
 };
 
@@ -142,10 +146,21 @@ struct InitramfsJudgement {
 [[nodiscard]] std::vector<InitramfsJudgement> judge_initramfs_blacklist(const System& sys,
                                                                         const HostFacts& facts);
 
-/// Where "signed, under Secure Boot" plugs into the per-kernel answer: whether the firmware
-/// would load `module` (nullopt: not judged). The Secure Boot work (issue 23 item 1) owns the
-/// signer check; until it lands this judges nothing (src/engine/forecast_signature.cpp).
-[[nodiscard]] std::optional<bool> module_trusted_at_boot(const System& sys, const HostFacts& facts,
-                                                         const KernelModule& module);
+/// Under Secure Boot, whether the kernel will load one kernel's nvidia module: its signer
+/// against the keys the kernel trusts (an enrolled machine owner key, the distribution's
+/// built-in one), and the fix when not.
+struct SignatureJudgement {
+    bool trusted = false;
+    std::string signer; ///< in words; empty: unsigned
+    std::string why;    ///< not trusted: why ("it is unsigned", "that key awaits enrolment")
+    std::string fix;    ///< not trusted: what makes it trusted
+};
+/// The secure-boot step's signer check (src/steps/module_signer.cpp, the one verify uses) for
+/// the module installed for `kernel`. nullopt: not judged (Secure Boot off or unknown; modinfo
+/// or mokutil cannot answer).
+[[nodiscard]] std::optional<SignatureJudgement> module_trusted_at_boot(const System& sys,
+                                                                       const HostFacts& facts,
+                                                                       const std::string& kernel,
+                                                                       const KernelModule& module);
 
 } // namespace gpuprov

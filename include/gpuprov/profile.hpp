@@ -61,6 +61,13 @@ struct RepositorySpec {
     bool allow_insecure = false; ///< permits http:// URLs
 };
 
+/// driver.kernel_guard: what the kernel install hook (src/steps/kernel_hooks.cpp) does with a
+/// newly installed kernel that has no nvidia module and none can be built for (no headers).
+enum class KernelGuard {
+    warn,  ///< log it, warn on the package manager's output, let the kernel install
+    block, ///< fail the kernel's install (Debian/Ubuntu) or its boot entry (EL kernel-install)
+};
+
 struct DriverSpec {
     std::string branch; ///< "535"
     /// auto | proprietary | open | server. auto resolves at plan against the GPUs found (or
@@ -68,6 +75,7 @@ struct DriverSpec {
     std::string flavor = "auto";
     bool hold = false;
     bool hold_kernel = false;
+    KernelGuard kernel_guard = KernelGuard::warn;
     /// A driver from NVIDIA's .run installer may be removed with its own uninstaller before the
     /// packages are installed; false: the driver step is blocked on it.
     bool replace_runfile = false;

@@ -29,6 +29,11 @@ std::string kernel_line(const KernelForecast& k, const Forecast& f) {
     if (!k.module && !k.headers) {
         module += ", no headers";
     }
+    if (k.signature_trusted) {
+        module += *k.signature_trusted ? ", signed by " + k.signer
+                  : k.signer.empty()   ? std::string(", unsigned (Secure Boot refuses it)")
+                                       : ", signed by " + k.signer + " (not trusted at boot)";
+    }
     if (k.initramfs_blacklisted) {
         module += *k.initramfs_blacklisted ? ", initramfs blacklists nouveau"
                                            : ", initramfs predates the blacklist";

@@ -107,8 +107,13 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
                                     : "installed kernel " + k + " (not the next boot's)";
     kf.headers = sys.is_dir("/lib/modules/" + k + "/build");
     kf.module = find_module(sys, k, dkms);
+    std::optional<SignatureJudgement> signature;
     if (kf.module && facts.secure_boot.value_or(false)) {
-        kf.signature_trusted = module_trusted_at_boot(sys, facts, *kf.module);
+        signature = module_trusted_at_boot(sys, facts, k, *kf.module);
+    }
+    if (signature) {
+        kf.signature_trusted = signature->trusted;
+        kf.signer = signature->signer;
     }
     if (!kf.module) {
         std::string fix;
@@ -155,15 +160,19 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
                                     which, kf.module->version, f.driver_version),
              .fix = fix});
     }
-    if (kf.signature_trusted == false) {
-        findings.push_back({.id = "module-not-trusted",
-                            .severity = severity,
-                            .kernel = k,
-                            .summary = fmt::format("Secure Boot is on and {}'s nvidia module ({}) "
-                                                   "is not signed by a key the firmware trusts",
-                                                   which, kf.module->path),
-                            .fix = "sign the module with an enrolled key, or install the "
-                                   "distribution's signed precompiled modules"});
+    if (signature && !signature->trusted) {
+        findings.push_back(
+            {.id = "module-not-trusted",
+             .severity = severity,
+             .kernel = k,
+             .summary =
+                 fmt::format("Secure Boot is on and {}'s nvidia module ({}) is not signed "
+                             "by a key the kernel trusts: {}{}; the kernel will refuse "
+                             "to load it",
+                             which, kf.module->path, signature->why,
+                             signature->signer.empty() ? std::string()
+                                                       : " (signed by " + signature->signer + ")"),
+             .fix = signature->fix});
     }
     if (kf.initramfs_blacklisted == false) {
         findings.push_back(

@@ -19,7 +19,8 @@ nlohmann::json forecast_to_json(const Forecast& f) {
         if (k.module) {
             module = {{"path", k.module->path},
                       {"version", k.module->version},
-                      {"origin", k.module->origin}};
+                      {"origin", k.module->origin},
+                      {"signer", k.signature_trusted ? nlohmann::json(k.signer) : nullptr}};
         }
         kernels.push_back({{"kernel", k.kernel},
                            {"running", k.running},

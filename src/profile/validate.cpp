@@ -334,8 +334,9 @@ std::map<std::string, RepositorySpec> read_repositories(const Reader& r, const N
 }
 
 DriverSpec read_driver(const Reader& r, const Node& n) {
-    r.expect_map(n, "driver",
-                 {"branch", "version", "flavor", "hold", "hold_kernel", "replace_runfile"});
+    r.expect_map(
+        n, "driver",
+        {"branch", "version", "flavor", "hold", "hold_kernel", "kernel_guard", "replace_runfile"});
     DriverSpec d;
     const auto& branch = r.required(n, "driver", "branch");
     d.branch = r.safe(branch, "driver.branch", "a driver branch such as \"550\"");
@@ -352,6 +353,11 @@ DriverSpec read_driver(const Reader& r, const Node& n) {
     }
     if (const auto* v = get(n, "hold_kernel")) {
         d.hold_kernel = r.boolean(*v, "driver.hold_kernel");
+    }
+    if (const auto* v = get(n, "kernel_guard")) {
+        d.kernel_guard = r.one_of(*v, "driver.kernel_guard", {"warn", "block"}) == "block"
+                             ? KernelGuard::block
+                             : KernelGuard::warn;
     }
     if (const auto* v = get(n, "replace_runfile")) {
         d.replace_runfile = r.boolean(*v, "driver.replace_runfile");

@@ -18,10 +18,22 @@ namespace {
 constexpr const char* kDebianHook = "/etc/kernel/postinst.d/zz-gpuprov-forecast";
 constexpr const char* kElHook = "/etc/kernel/install.d/45-gpuprov-forecast.install";
 
-/// driver.kernel_guard: block. The profile key is not read yet: every hook warns only.
+/// driver.kernel_guard: block.
 bool blocks(const StepContext& ctx) {
-    (void)ctx;
-    return false;
+    return ctx.profile.driver && ctx.profile.driver->kernel_guard == KernelGuard::block;
+}
+
+/// The plan's line on the guard, so a review sees what a later kernel install will meet even
+/// when the hook is already in place (no file change to show its header).
+std::string guard_note(const StepContext& ctx, const ManagedFile& f) {
+    return blocks(ctx)
+               ? fmt::format("driver.kernel_guard: block: {} refuses a new kernel that has no "
+                             "nvidia module and whose headers are missing (its install fails "
+                             "before the boot loader lists it)",
+                             f.path)
+               : fmt::format("driver.kernel_guard: warn: {} logs a new kernel's forecast and "
+                             "warns when it would boot without GPUs; it never refuses the kernel",
+                             f.path);
 }
 
 } // namespace
@@ -60,6 +72,7 @@ ManagedFile kernel_hook_file(std::string_view family, const std::string& gpuprov
 
 void check_kernel_hook(const StepContext& ctx, const System& sys, CheckResult& r) {
     const auto f = kernel_hook_file(ctx);
+    r.changes.push_back(note(guard_note(ctx, f)));
     const auto st = sys.stat(f.path);
     if (file_matches(sys, f) && st && (st->mode & 0111) != 0) {
         return;

@@ -4,9 +4,9 @@
 #include "mok.hpp"
 
 #include "driver_signed.hpp"
+#include "module_signer.hpp"
 #include "steps.hpp"
 
-#include <cctype>
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/strings.hpp>
@@ -35,22 +35,6 @@ MokState parse_mok_test_key(const CommandResult& r) {
     }
     return {MokEnrolment::unknown,
             fmt::format("mokutil --test-key (exit {}): {}", r.exit_code, said)};
-}
-
-std::string normalized_serial(std::string_view text) {
-    if (const auto eq = text.find('='); eq != std::string_view::npos) {
-        text.remove_prefix(eq + 1);
-    }
-    std::string out;
-    for (const char c : text) {
-        if (std::isxdigit(static_cast<unsigned char>(c)) != 0) {
-            out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        } else if (c != ':' && std::isspace(static_cast<unsigned char>(c)) == 0) {
-            return {}; // not a serial
-        }
-    }
-    const auto first = out.find_first_not_of('0');
-    return first == std::string::npos ? (out.empty() ? out : "0") : out.substr(first);
 }
 
 std::string dkms_framework_with_mok(std::string_view current) {
@@ -83,11 +67,17 @@ std::string dkms_framework_with_mok(std::string_view current) {
     return join(out, "\n") + "\n";
 }
 
-namespace {
-
-Command test_key_command() {
+Command mok_test_key_command() {
     return {.argv = {"mokutil", "--test-key", std::string(kMokCert)}, .timeout = 30s};
 }
+
+std::string mok_confirm_words() {
+    return fmt::format("confirm the key's enrolment at the next boot in MokManager (Enroll MOK, "
+                       "Continue, Yes) with the one-time password in {} (root only)",
+                       kMokPassword);
+}
+
+namespace {
 
 /// The private key on stdout, so gpuprov writes it with mode 0600 itself (openssl's own file
 /// mode follows the umask); never logged.
@@ -124,12 +114,6 @@ std::string one_time_password() {
         out += kAlphabet[pick(rd)];
     }
     return out;
-}
-
-std::string confirm_words() {
-    return fmt::format("confirm the key's enrolment at the next boot in MokManager (Enroll MOK, "
-                       "Continue, Yes) with the one-time password in {} (root only)",
-                       kMokPassword);
 }
 
 class Mok final : public Step {
@@ -185,21 +169,21 @@ public:
             plan_installs(r, sys, *pm, {{"mokutil", ""}});
         }
         const auto state = have_cert && have_mokutil
-                               ? parse_mok_test_key(sys.query(test_key_command()))
+                               ? parse_mok_test_key(sys.query(mok_test_key_command()))
                                : MokState{MokEnrolment::absent, {}};
         switch (state.enrolment) {
         case MokEnrolment::enrolled:
             break;
         case MokEnrolment::pending:
             r.status = StepStatus::reboot_required;
-            r.reason = "the module signing key awaits enrolment: " + confirm_words();
+            r.reason = "the module signing key awaits enrolment: " + mok_confirm_words();
             return r;
         case MokEnrolment::absent:
             r.changes.push_back(command_change(
                 import_command(), fmt::format("after the install; the one-time password goes to "
                                               "{} (root only) and is shown once",
                                               kMokPassword)));
-            r.changes.push_back(note("a reboot follows: " + confirm_words()));
+            r.changes.push_back(note("a reboot follows: " + mok_confirm_words()));
             break;
         case MokEnrolment::unknown:
             r.status = StepStatus::blocked;
@@ -237,7 +221,7 @@ public:
             return StepStatus::done;
         }
         (void)ctx;
-        const auto state = parse_mok_test_key(sys.query(test_key_command()));
+        const auto state = parse_mok_test_key(sys.query(mok_test_key_command()));
         switch (state.enrolment) {
         case MokEnrolment::enrolled:
             return StepStatus::done;
@@ -256,7 +240,8 @@ public:
         auto cmd = import_command();
         cmd.stdin_data = password + "\n" + password + "\n"; // mokutil asks twice
         run_checked(sys, cmd);
-        if (parse_mok_test_key(sys.query(test_key_command())).enrolment != MokEnrolment::pending) {
+        if (parse_mok_test_key(sys.query(mok_test_key_command())).enrolment !=
+            MokEnrolment::pending) {
             throw Error("mokutil --import ran but the key is not in the enrolment request");
         }
         return StepStatus::reboot_required;
@@ -268,9 +253,9 @@ public:
             signed_modules_chosen(ctx)) {
             return {};
         }
-        const auto cmd = test_key_command();
+        const auto cmd = mok_test_key_command();
         const auto state = parse_mok_test_key(sys.query(cmd));
-        return {signer_outcome(sys),
+        return {signer_outcome(ctx.facts, sys),
                 CheckOutcome{.id = "secure-boot.mok-enrolled",
                              .step = "secure-boot",
                              .passed = state.enrolment == MokEnrolment::enrolled,
@@ -280,41 +265,41 @@ public:
                              .found = state.detail,
                              .fix = state.enrolment == MokEnrolment::enrolled
                                         ? std::string()
-                                        : "reboot and " + confirm_words()}};
+                                        : "reboot and " + mok_confirm_words()}};
     }
 
-    /// The nvidia module's signature names our certificate (PKCS#7 signer by issuer and
-    /// serial, as DKMS's sign-file writes it: modinfo's sig_key is that serial; dkms-project/dkms
-    /// run_test.sh compares the two the same way). With the certificate enrolled (the other
-    /// outcome), the kernel trusts it.
-    [[nodiscard]] static CheckOutcome signer_outcome(const System& sys) {
-        const Command modinfo{.argv = {"modinfo", "-F", "sig_key", "nvidia"}, .timeout = 30s};
-        const Command serial{.argv = {"openssl", "x509", "-inform", "DER", "-in",
-                                      std::string(kMokCert), "-noout", "-serial"},
-                             .timeout = 30s};
+    /// The nvidia module's signature names our certificate (the signer comparison of
+    /// module_signer.hpp, which the forecast uses for every installed kernel). With the
+    /// certificate enrolled (the other outcome), the kernel trusts it.
+    [[nodiscard]] static CheckOutcome signer_outcome(const HostFacts& facts, const System& sys) {
+        const auto modinfo = modinfo_command("nvidia");
+        const auto serial = mok_serial_command();
         CheckOutcome c{.id = "secure-boot.module-signer",
                        .step = "secure-boot",
                        .command = display_argv(modinfo.argv) + "; " + display_argv(serial.argv),
                        .expected = "the nvidia module signed by " + std::string(kMokCert)};
-        const auto m = sys.query(modinfo);
+        const auto sig = parse_modinfo_signature(sys.query(modinfo));
         const auto o = sys.query(serial);
-        const auto signed_by = m.ok() ? normalized_serial(trim(m.out)) : std::string();
         const auto ours = o.ok() ? normalized_serial(trim(o.out)) : std::string();
         c.excerpt =
-            fmt::format("sig_key {}; certificate serial {}", signed_by.empty() ? "none" : signed_by,
-                        ours.empty() ? "unknown" : ours);
-        if (!m.ok()) {
-            c.found = "modinfo nvidia failed: " + std::string(trim(m.out + m.err));
-        } else if (signed_by.empty()) {
+            fmt::format("signer {}; sig_key {}; certificate serial {}",
+                        sig.signer.empty() ? "none" : sig.signer,
+                        sig.key.empty() ? "none" : sig.key, ours.empty() ? "unknown" : ours);
+        if (!sig.read) {
+            c.found = "modinfo nvidia failed: " + sig.error;
+        } else if (!sig.is_signed()) {
             c.found = "the nvidia module is unsigned";
         } else if (ours.empty()) {
             c.found = "cannot read the certificate's serial: " + std::string(trim(o.out + o.err));
-        } else if (signed_by != ours) {
-            c.found = "the nvidia module is signed by key " + signed_by + ", not " + ours;
-        } else {
+        } else if (classify_signer(sig, ours, facts) == SignerKind::ours) {
             c.passed = true;
             c.found = "signed by " + ours;
             return c;
+        } else {
+            c.found = sig.signer_unknown()
+                          ? "the nvidia module is signed (" + sig.sig_id +
+                                "), but this modinfo cannot read by whom"
+                          : "the nvidia module is signed by key " + sig.key + ", not " + ours;
         }
         c.fix = "rebuild and re-sign the module with DKMS (dkms autoinstall --force), which signs "
                 "with the key in /etc/dkms/framework.conf";
@@ -323,7 +308,7 @@ public:
 
     [[nodiscard]] std::string reboot_evidence(const StepContext&, const System&) const override {
         // The journal keeps this: the password itself stays in its root-only file.
-        return "the module signing key awaits enrolment: " + confirm_words();
+        return "the module signing key awaits enrolment: " + mok_confirm_words();
     }
 };
 

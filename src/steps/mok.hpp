@@ -34,10 +34,11 @@ struct MokState {
 /// enrolled" / "is already in db" (enrolled) or "is already in the enrollment request" (pending).
 [[nodiscard]] MokState parse_mok_test_key(const CommandResult& r);
 
-/// A certificate serial as `modinfo -F sig_key` ("4E:0B:...") or `openssl x509 -serial`
-/// ("serial=4E0B...") prints it, as one comparable form: hex digits only, upper case, no leading
-/// zeros (openssl drops the sign byte DER keeps). Empty when there is no hex in it.
-[[nodiscard]] std::string normalized_serial(std::string_view text);
+/// `mokutil --test-key` of gpuprov's certificate.
+[[nodiscard]] Command mok_test_key_command();
+
+/// What someone at the console does at the next boot to enrol the key (the password's file).
+[[nodiscard]] std::string mok_confirm_words();
 
 /// framework.conf with mok_signing_key and mok_certificate set to gpuprov's pair: those lines
 /// (commented out or not) replaced in place, appended when missing, everything else kept.

@@ -167,4 +167,28 @@ check "apt-get update without the second source" in_root "$ROOT" 120 apt-get -q 
 assert_eq "the candidate is the held build again" "$E2E_DRIVER_VERSION-1" "$(cand libnvidia-compute-550)"
 log "newer builds published: $((SECONDS - t_us)) s"
 
+# driver.kernel_guard: block: the plan names the mode, apply rewrites the hook with --block, and
+# the next kernel without headers fails its postinst's run-parts (the package's configuration).
+BLOCKED=6.1.0-32-amd64
+printf 'extends: %s\ndriver: {kernel_guard: block}\n' "$PROFILE_IN_ROOT" >"$ROOT/tmp/block.yaml"
+gp plan /tmp/block.yaml "${ONLY[@]}"
+expect_rc "plan with kernel_guard: block" 0
+assert_grep "the plan names the guard's mode" "note: driver.kernel_guard: block: $HOOK refuses" "$GP_STDOUT"
+gp apply /tmp/block.yaml --yes "${ONLY[@]}"
+expect_rc "apply (the blocking hook)" 0
+assert_grep "the hook now blocks" 'forecast --hook --kernel "\$1" --block' "$ROOT$HOOK"
+mkdir -p "$ROOT/lib/modules/$BLOCKED/kernel"
+printf 'e2e placeholder kernel\n' >"$ROOT/boot/vmlinuz-$BLOCKED"
+cp "$ROOT/boot/config-$SIM_KERNEL" "$ROOT/boot/config-$BLOCKED"
+for f in modules.order modules.builtin modules.builtin.modinfo; do : >"$ROOT/lib/modules/$BLOCKED/$f"; done
+set +e
+hook_out=$(in_root "$ROOT" 300 run-parts --report --exit-on-error --arg="$BLOCKED" --arg="/boot/vmlinuz-$BLOCKED" /etc/kernel/postinst.d 2>&1)
+hook_rc=$?
+set -e
+log "kernel hooks (block): rc $hook_rc: $hook_out"
+check "the hooks fail the kernel's install (driver.kernel_guard: block)" test "$hook_rc" -ne 0
+if grep -q "refusing kernel $BLOCKED: no nvidia module" <<<"$hook_out"; then
+    pass "the refusal names the kernel"
+else fail "the refusal names the kernel"; fi
+
 scenario_end

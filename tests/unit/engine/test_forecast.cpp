@@ -1,9 +1,12 @@
 // The next-boot forecast (issue 23 item 2): the boot loader's default kernel, each installed
 // kernel's module, version and initramfs, and the package manager's next upgrade.
 #include "fake_system.hpp"
+#include "module_signer.hpp"
+#include "mok.hpp"
 
 #include <gpuprov/forecast.hpp>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace gpuprov;
 using gpuprov::testing::FakeSystem;
@@ -355,4 +358,183 @@ TEST(ForecastUpgrade, AnUnansweredSimulationIsSaidNotHidden) {
     EXPECT_FALSE(f.upgrade.asked);
     EXPECT_NE(f.upgrade.skipped.find("Could not open lock file"), std::string::npos);
     EXPECT_TRUE(f.ready);
+}
+
+// ---- Secure Boot: is each kernel's module signed by a key the kernel trusts (the secure-boot
+// step's signer comparison, src/steps/module_signer.cpp) ----
+
+namespace {
+
+const std::string kOurSerial = "9C4E0B2A17";
+const std::string kCert(steps::kMokCert);
+
+std::string dkms_module(const std::string& k) {
+    return "/lib/modules/" + k + "/updates/dkms/nvidia.ko";
+}
+
+/// `modinfo FILE` as kmod prints it for a module sign-file signed (serial `sig_key`, issuer CN
+/// `signer`), or for an unsigned one (no sig_* fields) when `sig_key` is empty.
+CommandResult modinfo_of(const std::string& k, const std::string& sig_key,
+                         const std::string& signer = "gpuprov DKMS module signing key") {
+    std::string out = "filename:       " + dkms_module(k) + "\nversion:        " + kDriver +
+                      "\nname:           nvidia\nvermagic:       " + k + " SMP mod_unload \n";
+    if (!sig_key.empty()) {
+        out += "sig_id:         PKCS#7\nsigner:         " + signer +
+               "\nsig_key:        " + sig_key +
+               "\nsig_hashalgo:   sha256\nsignature:      30:82:01:22:A1\n\t\t7F:3C\n";
+    }
+    return {.out = out};
+}
+
+/// Both kernels with DKMS's module, Secure Boot on, gpuprov's key pair in place with DKMS told
+/// to sign with it, and mokutil answering `test_key` for its certificate.
+struct SecureBootHost {
+    FakeSystem sys;
+    HostFacts facts = debian_facts();
+
+    explicit SecureBootHost(const std::string& test_key_answer) {
+        make_host(sys, {kOld, kNew}, {kOld, kNew});
+        facts.secure_boot = true;
+        sys.add_file(kCert, "DER certificate");
+        sys.add_file(std::string(steps::kDkmsFramework),
+                     "mok_signing_key=\"" + std::string(steps::kMokKey) + "\"\n");
+        sys.on_command(steps::mok_serial_command().argv, {.out = "serial=" + kOurSerial + "\n"});
+        sys.on_command({"mokutil", "--test-key", kCert},
+                       {.exit_code = test_key_answer == "is not enrolled" ? 1 : 0,
+                        .out = kCert + " " + test_key_answer + "\n"});
+        for (const auto& k : {kOld, kNew}) {
+            sys.on_command({"modinfo", dkms_module(k)}, modinfo_of(k, "00:9C:4E:0B:2A:17"));
+        }
+    }
+};
+
+} // namespace
+
+TEST(ForecastSignature, ModulesSignedByTheEnrolledKeyAreTrusted) {
+    SecureBootHost h("is already enrolled");
+    const auto f = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    EXPECT_TRUE(f.ready);
+    EXPECT_TRUE(f.findings.empty());
+    for (const auto& k : f.kernels) {
+        EXPECT_EQ(k.signature_trusted, std::optional<bool>(true)) << k.kernel;
+        EXPECT_EQ(k.signer, "gpuprov's machine owner key " + kOurSerial);
+    }
+    const auto j = forecast_to_json(f);
+    EXPECT_EQ(j["kernels"][1]["module"]["signer"], "gpuprov's machine owner key " + kOurSerial);
+    EXPECT_EQ(j["kernels"][1]["signature_trusted"], true);
+}
+
+// Imported but not yet confirmed at the console: the kernel does not trust it at the next boot
+// unless someone confirms it in MokManager, and the fix says so.
+TEST(ForecastSignature, AKeyAwaitingEnrolmentIsNotTrustedYet) {
+    SecureBootHost h("is already in the enrollment request");
+    const auto f = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    EXPECT_FALSE(f.ready);
+    const auto* x = finding(f, "module-not-trusted", kNew);
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->severity, "error");
+    EXPECT_NE(x->summary.find("that key awaits enrolment"), std::string::npos) << x->summary;
+    EXPECT_NE(x->fix.find("MokManager"), std::string::npos) << x->fix;
+    ASSERT_NE(finding(f, "module-not-trusted", kOld), nullptr);
+    EXPECT_EQ(finding(f, "module-not-trusted", kOld)->severity, "warning");
+    EXPECT_EQ(f.kernels[1].signature_trusted, std::optional<bool>(false));
+
+    SecureBootHost absent("is not enrolled");
+    const auto g = forecast_next_boot(absent.sys, absent.facts, no_upgrade());
+    const auto* y = finding(g, "module-not-trusted", kNew);
+    ASSERT_NE(y, nullptr);
+    EXPECT_NE(y->summary.find("that key is not enrolled"), std::string::npos) << y->summary;
+    EXPECT_EQ(y->fix.rfind("gpuprov apply PROFILE --only secure-boot", 0), 0u) << y->fix;
+}
+
+// A DKMS build that ran before DKMS was told to sign (or with signing off): unsigned, and the
+// fix rebuilds for that kernel so DKMS signs with the configured key; without that key set up,
+// the fix sets it up first.
+TEST(ForecastSignature, AnUnsignedModuleIsNamedWithTheRebuildForItsKernel) {
+    SecureBootHost h("is already enrolled");
+    h.sys.on_command({"modinfo", dkms_module(kNew)}, modinfo_of(kNew, ""));
+    const auto f = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    EXPECT_FALSE(f.ready);
+    EXPECT_TRUE(f.kernels[0].ready);
+    const auto* x = finding(f, "module-not-trusted", kNew);
+    ASSERT_NE(x, nullptr);
+    EXPECT_NE(x->summary.find("it is unsigned"), std::string::npos) << x->summary;
+    EXPECT_EQ(x->fix.rfind("dkms autoinstall -k " + kNew + " --force", 0), 0u) << x->fix;
+    EXPECT_EQ(f.kernels[1].signer, "");
+
+    h.sys.remove_file(std::string(steps::kDkmsFramework));
+    const auto g = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    const auto* y = finding(g, "module-not-trusted", kNew);
+    ASSERT_NE(y, nullptr);
+    EXPECT_EQ(y->fix.rfind("gpuprov apply PROFILE --only secure-boot", 0), 0u) << y->fix;
+    EXPECT_NE(y->fix.find("dkms autoinstall -k " + kNew + " --force"), std::string::npos) << y->fix;
+}
+
+// Canonical's signed precompiled modules: trusted on Ubuntu, whose kernels carry that key built
+// in; the same signer on a Debian kernel is just another key, trusted only when enrolled.
+TEST(ForecastSignature, CanonicalsSignerIsTrustedOnUbuntuOnly) {
+    SecureBootHost h("is already enrolled");
+    for (const auto& k : {kOld, kNew}) {
+        h.sys.on_command({"modinfo", dkms_module(k)},
+                         modinfo_of(k, "4D:3A:10:7E", "Canonical Ltd. Kernel Module Signing"));
+    }
+    h.sys.on_command({"mokutil", "--list-enrolled"},
+                     {.out = "[key 1]\nCertificate:\n    Data:\n        Serial Number:\n"
+                             "            00:9c:4e:0b:2a:17\n"});
+    auto ubuntu = h.facts;
+    ubuntu.os.id = "ubuntu";
+    const auto f = forecast_next_boot(h.sys, ubuntu, no_upgrade());
+    EXPECT_TRUE(f.ready);
+    EXPECT_EQ(f.kernels[1].signer, "Canonical Ltd. Kernel Module Signing");
+    EXPECT_EQ(f.kernels[1].signature_trusted, std::optional<bool>(true));
+
+    const auto g = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    EXPECT_FALSE(g.ready);
+    const auto* x = finding(g, "module-not-trusted", kNew);
+    ASSERT_NE(x, nullptr);
+    EXPECT_NE(x->summary.find("neither an enrolled machine owner key nor the distribution's"),
+              std::string::npos)
+        << x->summary;
+    EXPECT_NE(x->summary.find("'Canonical Ltd. Kernel Module Signing' (key 4D3A107E)"),
+              std::string::npos)
+        << x->summary;
+}
+
+// A key gpuprov did not make (Ubuntu's own DKMS MOK, NVIDIA's for its precompiled kmods) is
+// trusted once mokutil lists it among the enrolled keys.
+TEST(ForecastSignature, AnotherEnrolledKeyIsTrusted) {
+    SecureBootHost h("is already enrolled");
+    for (const auto& k : {kOld, kNew}) {
+        h.sys.on_command({"modinfo", dkms_module(k)}, modinfo_of(k, "51:D8:0F:3A", "NVIDIA"));
+    }
+    h.sys.on_command({"mokutil", "--list-enrolled"},
+                     {.out = "[key 1]\nCertificate:\n    Data:\n        Serial Number: "
+                             "1373769530 (0x51d80f3a)\n"});
+    const auto f = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    EXPECT_TRUE(f.ready);
+    EXPECT_EQ(f.kernels[1].signer, "'NVIDIA' (key 51D80F3A)");
+}
+
+// What the forecast cannot tell it does not guess: a modinfo that sees a signature but cannot
+// read its signer, and no judgement at all (no modinfo run) where Secure Boot is off.
+TEST(ForecastSignature, UnreadableSignersAndSecureBootOffAreNotJudged) {
+    SecureBootHost h("is already enrolled");
+    for (const auto& k : {kOld, kNew}) {
+        h.sys.on_command({"modinfo", dkms_module(k)},
+                         {.out = "name:           nvidia\nsig_id:         PKCS#7\n"
+                                 "signer:         \nsig_key:        \n"});
+    }
+    const auto f = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    EXPECT_TRUE(f.ready);
+    EXPECT_FALSE(f.kernels[1].signature_trusted.has_value());
+    EXPECT_TRUE(forecast_to_json(f)["kernels"][1]["module"]["signer"].is_null());
+
+    h.facts.secure_boot = false;
+    h.sys.queries.clear();
+    const auto g = forecast_next_boot(h.sys, h.facts, no_upgrade());
+    EXPECT_TRUE(g.ready);
+    for (const auto& q : h.sys.queries) {
+        EXPECT_NE(q.front(), "modinfo");
+        EXPECT_NE(q.front(), "mokutil");
+    }
 }

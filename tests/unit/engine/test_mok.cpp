@@ -5,6 +5,7 @@
 // print_skip_message); the stand-in below keeps its state the way shim's variables do: the
 // import only requests, and the reboot (not simulated here) enrols.
 #include "host_builder.hpp"
+#include "module_signer.hpp"
 #include "mok.hpp"
 
 using namespace gpuprov;
@@ -20,6 +21,31 @@ const std::string kFramework(steps::kDkmsFramework);
 
 CommandResult said(int exit_code, std::string out) {
     return {.exit_code = exit_code, .out = std::move(out)};
+}
+
+/// `modinfo nvidia` as kmod prints it ("%-16s%s" per field; the signature's hex continues on
+/// tab-indented lines), signed by DKMS's sign-file with a certificate of serial `sig_key`, or
+/// unsigned (no sig_* fields at all) when `sig_key` is empty.
+std::string modinfo_nvidia(const std::string& sig_key,
+                           const std::string& signer = "gpuprov DKMS module signing key") {
+    std::string out = "filename:       /lib/modules/6.1.0-31-amd64/updates/dkms/nvidia.ko\n"
+                      "version:        550.127.08\n"
+                      "license:        NVIDIA\n"
+                      "name:           nvidia\n"
+                      "vermagic:       6.1.0-31-amd64 SMP preempt mod_unload modversions \n";
+    if (!sig_key.empty()) {
+        out += "sig_id:         PKCS#7\n"
+               "signer:         " +
+               signer +
+               "\n"
+               "sig_key:        " +
+               sig_key +
+               "\n"
+               "sig_hashalgo:   sha256\n"
+               "signature:      5A:1F:0C:93:7E:2B:44:D1:08:6C:B2:3A:9F:E0:71:55:\n"
+               "\t\t4B:C8:12:6D\n";
+    }
+    return out + "parm:           NVreg_EnableGpuFirmware:int\n";
 }
 
 TEST(MokTestKey, ReadsMokutilsThreeAnswers) {
@@ -109,8 +135,8 @@ struct MokHost {
         });
         sys.on_command_prefix({"openssl", "x509"},
                               [](const Command&) { return said(0, "serial=9C4E0B2A17\n"); });
-        sys.on_command_prefix({"modinfo", "-F", "sig_key", "nvidia"}, [this](const Command&) {
-            return said(0, module_sig_key.empty() ? "\n" : module_sig_key + "\n");
+        sys.on_command_prefix({"modinfo", "nvidia"}, [this](const Command&) {
+            return said(0, modinfo_nvidia(module_sig_key));
         });
         sys.on_command_prefix({"mokutil", "--import"}, [this](const Command& cmd) {
             import_stdin.push_back(cmd.stdin_data.value_or(""));
@@ -140,6 +166,57 @@ TEST(NormalizedSerial, ComparesModinfoAndOpensslForms) {
     EXPECT_EQ(steps::normalized_serial("9c:4e:0b:2a:17\n"), "9C4E0B2A17");
     EXPECT_EQ(steps::normalized_serial(""), "");
     EXPECT_EQ(steps::normalized_serial("PKCS#7 signature"), "");
+}
+
+// kmod's modinfo: signer (issuer CN) and sig_key (serial) of a PKCS#7 signature; none of the
+// sig_* fields on an unsigned module; sig_id alone where kmod was built without OpenSSL.
+TEST(ModinfoSignature, ReadsSignerAndSerialAndTellsUnsignedApart) {
+    const auto s = steps::parse_modinfo_signature(
+        said(0, modinfo_nvidia("00:9C:4E:0B:2A:17", "Canonical Ltd. Kernel Module Signing")));
+    EXPECT_TRUE(s.read);
+    EXPECT_TRUE(s.is_signed());
+    EXPECT_FALSE(s.signer_unknown());
+    EXPECT_EQ(s.signer, "Canonical Ltd. Kernel Module Signing");
+    EXPECT_EQ(s.key, "9C4E0B2A17");
+    EXPECT_EQ(s.sig_id, "PKCS#7");
+
+    const auto u = steps::parse_modinfo_signature(said(0, modinfo_nvidia("")));
+    EXPECT_TRUE(u.read);
+    EXPECT_FALSE(u.is_signed());
+
+    const auto blind = steps::parse_modinfo_signature(
+        said(0, "name:           nvidia\nsig_id:         PKCS#7\nsigner:         \n"
+                "sig_key:        \nsig_hashalgo:   unknown\n"));
+    EXPECT_TRUE(blind.is_signed());
+    EXPECT_TRUE(blind.signer_unknown());
+
+    const auto missing = steps::parse_modinfo_signature(
+        {.exit_code = 1, .err = "modinfo: ERROR: Module nvidia not found.\n"});
+    EXPECT_FALSE(missing.read);
+    EXPECT_TRUE(contains(missing.error, "Module nvidia not found")) << missing.error;
+}
+
+// mokutil --list-enrolled prints each certificate with OpenSSL's X509_print: a serial that fits
+// a long as "N (0xHEX)", a longer one as colon-separated bytes on the next line.
+TEST(MokList, EnrolledSerialsInBothOfOpensslsForms) {
+    const std::string listed = "[key 1]\n"
+                               "SHA1 Fingerprint: 76:a0:92:06:58:00:bf:37:69:01:c3:72:cd:55:a9:0e\n"
+                               "Certificate:\n"
+                               "    Data:\n"
+                               "        Version: 3 (0x2)\n"
+                               "        Serial Number:\n"
+                               "            00:9c:4e:0b:2a:17:51:d8:0f:3a\n"
+                               "        Signature Algorithm: sha256WithRSAEncryption\n"
+                               "        Issuer: CN=gpuprov DKMS module signing key\n"
+                               "\n"
+                               "[key 2]\n"
+                               "Certificate:\n"
+                               "    Data:\n"
+                               "        Serial Number: 4660 (0x1234)\n"
+                               "        Issuer: CN=Someone\n";
+    EXPECT_EQ(steps::enrolled_serials(listed),
+              (std::vector<std::string>{"9C4E0B2A1751D80F3A", "1234"}));
+    EXPECT_TRUE(steps::enrolled_serials("MokListRT is empty\n").empty());
 }
 
 TEST_F(Mok, PlansTheKeyDkmsAndTheImportWithTheRebootForTheConsole) {

@@ -443,6 +443,69 @@ TEST_F(Steps, DriverInstallsTheKernelHookExecutable) {
     EXPECT_EQ(run.check("driver").status, StepStatus::satisfied);
 }
 
+// driver.kernel_guard: block installs the hook with --block (Debian's postinst.d and EL's
+// kernel-install plugin alike); switching the mode is a change to that file, and the plan names
+// the mode either way.
+TEST_F(Steps, KernelGuardBlockInstallsTheBlockingHookAndThePlanSaysSo) {
+    TestHost host;
+    host.converge();
+    install_kernel_hook(host.sys); // warn, as a converged host has it
+    const std::string hook = "/etc/kernel/postinst.d/zz-gpuprov-forecast";
+    const auto guard_notes = [](const CheckResult& r) {
+        Strings out;
+        for (const auto& c : r.changes) {
+            if (c.kind == Change::Kind::note && starts_with(c.detail, "driver.kernel_guard")) {
+                out.push_back(c.detail);
+            }
+        }
+        return out;
+    };
+    StepRunner warn(host, profile);
+    auto r = warn.check("driver");
+    EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
+    auto notes = guard_notes(r);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_TRUE(contains(notes[0], "never refuses the kernel")) << notes[0];
+
+    profile.driver->kernel_guard = KernelGuard::block;
+    StepRunner block(host, profile);
+    r = block.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{hook});
+    notes = guard_notes(r);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0], "driver.kernel_guard: block: " + hook +
+                            " refuses a new kernel that has no nvidia module and whose headers "
+                            "are missing (its install fails before the boot loader lists it)");
+    ASSERT_EQ(block.step("driver").apply(block.ctx(), host.sys, r, ApplyPhase::prepare),
+              StepStatus::done);
+    const auto text = host.sys.file(hook).value_or("");
+    EXPECT_TRUE(contains(text, "/usr/local/bin/gpuprov forecast --hook --kernel \"$1\" --block\n"))
+        << text;
+    EXPECT_TRUE(contains(text, "# driver.kernel_guard: block")) << text;
+    // The hook's own exit is the package's: nothing swallows the refusal.
+    EXPECT_TRUE(contains(text, "rc=$?\n") && contains(text, "exit $rc\n")) << text;
+    EXPECT_EQ(host.sys.mode_of(hook), 0755u);
+    EXPECT_EQ(block.check("driver").status, StepStatus::satisfied);
+
+    // Back to warn: the file goes back to the warning hook.
+    profile.driver->kernel_guard = KernelGuard::warn;
+    StepRunner back(host, profile);
+    r = back.check("driver");
+    EXPECT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{hook});
+}
+
+TEST(KernelHookFile, ElPluginBlocksWithExit77) {
+    const auto f = steps::kernel_hook_file("rhel", "/usr/bin/gpuprov", true);
+    EXPECT_EQ(f.path, "/etc/kernel/install.d/45-gpuprov-forecast.install");
+    EXPECT_TRUE(contains(f.content, "/usr/bin/gpuprov forecast --hook --kernel \"$2\" --block\n"))
+        << f.content;
+    EXPECT_TRUE(contains(f.content, "[ $rc -eq 0 ] || exit 77\n")) << f.content;
+    const auto warn = steps::kernel_hook_file("rhel", "/usr/bin/gpuprov", false);
+    EXPECT_FALSE(contains(warn.content, "--block")) << warn.content;
+}
+
 TEST_F(Steps, DriverSatisfiedWhenInstalledHeldAndLoaded) {
     TestHost host;
     host.converge();
@@ -450,11 +513,15 @@ TEST_F(Steps, DriverSatisfiedWhenInstalledHeldAndLoaded) {
     StepRunner run(host, profile);
     const auto r = run.check("driver");
     EXPECT_EQ(r.status, StepStatus::satisfied) << r.reason;
-    // Nothing to change; only NVIDIA's lifecycle for R550, which NVIDIA lists as end of life.
-    ASSERT_EQ(r.changes.size(), 1U);
+    // Nothing to change; only NVIDIA's lifecycle for R550, which NVIDIA lists as end of life,
+    // and the kernel guard's mode.
+    ASSERT_EQ(r.changes.size(), 2U);
     EXPECT_EQ(r.changes[0].kind, Change::Kind::note);
     EXPECT_TRUE(contains(r.changes[0].detail, "driver branch R550: past its end of life"))
         << r.changes[0].detail;
+    EXPECT_EQ(r.changes[1].kind, Change::Kind::note);
+    EXPECT_TRUE(starts_with(r.changes[1].detail, "driver.kernel_guard: warn: "))
+        << r.changes[1].detail;
 }
 
 TEST_F(Steps, DriverNotesTheLongTermBranchAndItsEndOfLife) {

@@ -135,6 +135,32 @@ TEST(Validation, DriverReplaceRunfileIsABool) {
     EXPECT_TRUE(contains(e.message(), "did you mean 'replace_runfile'")) << e.what();
 }
 
+// driver.kernel_guard: warn unless the profile says block; a value outside the two is refused
+// at its line and column naming both, a near miss with the one meant.
+TEST(Validation, DriverKernelGuardIsWarnOrBlock) {
+    EXPECT_EQ(load("name: x\ndriver: {branch: \"550\"}\n").driver->kernel_guard, KernelGuard::warn);
+    EXPECT_EQ(
+        load("name: x\ndriver:\n  branch: \"550\"\n  kernel_guard: block\n").driver->kernel_guard,
+        KernelGuard::block);
+    EXPECT_EQ(
+        load("name: x\ndriver:\n  branch: \"550\"\n  kernel_guard: warn\n").driver->kernel_guard,
+        KernelGuard::warn);
+    auto e = load_error("name: x\ndriver:\n  branch: \"550\"\n  kernel_guard: refuse\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_EQ(e.col(), 17);
+    EXPECT_TRUE(
+        contains(e.message(), "'driver.kernel_guard' must be one of warn, block; got 'refuse'"))
+        << e.what();
+    e = load_error("name: x\ndriver:\n  branch: \"550\"\n  kernel_guard: blok\n");
+    EXPECT_TRUE(contains(e.message(), "did you mean 'block'?")) << e.what();
+    e = load_error("name: x\ndriver:\n  branch: \"550\"\n  kernel_guard: true\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "got 'true'")) << e.what();
+    e = load_error("name: x\ndriver:\n  branch: \"550\"\n  kernel_gaurd: block\n");
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_TRUE(contains(e.message(), "did you mean 'kernel_guard'")) << e.what();
+}
+
 TEST(Validation, PinnedToolkitAndDriverVersions) {
     const auto p = load("name: x\ndriver: {branch: \"550\", version: \"550.90.07\"}\n"
                         "cuda: {version: \"12.4.1\"}\n");
