@@ -37,6 +37,13 @@ struct VerifyInput {
 /// Success, naming each GPU that is not; skipped where no GPU reports one (before Hopper),
 /// except on an NVLink 5 host.
 [[nodiscard]] CheckOutcome check_fabric_state(const HostFacts& facts, const System& sys);
+/// fabric.imex: fabric-manager.imex (nvidia-imex active) and fabric-manager.imex-ready
+/// (`nvidia-imex-ctl -q` prints READY where config.cfg turns the command service on); skipped
+/// without fabric.imex_nodes, where gpuprov does not run the service. check_fabric_manager
+/// includes them.
+[[nodiscard]] std::vector<CheckOutcome> check_imex(const VerifyInput&, const System&);
+/// Whether an IMEX config.cfg turns the command service on (IMEX_CMD_ENABLED=1).
+[[nodiscard]] bool imex_command_service_on(std::string_view config_cfg);
 [[nodiscard]] std::vector<CheckOutcome> check_persistence(const VerifyInput&, const System&);
 /// HCAs with RDMA devices, InfiniBand ports ACTIVE at the profile's rate, `ibv_devinfo -l`,
 /// GPUDirect RDMA (DMA-BUF prerequisites or nvidia_peermem loaded), /etc/nccl.conf.

@@ -189,6 +189,9 @@ struct FabricManagerNames {
     /// What NVLink 5 hosts (HGX B200/B300) need beside them from NVIDIA's repository: "nvlsm",
     /// at its own (date-based) version; empty where the branch has none.
     std::vector<std::string> nvlink5;
+    /// IMEX (`fabric.imex`) at the driver's version: "nvidia-imex-{branch}" (550-575),
+    /// "nvidia-imex" from 580 (with nvidia-modprobe on apt); empty where the branch has none.
+    std::vector<std::string> imex;
 };
 
 /// How a driver branch is kept from moving on apt.
@@ -226,14 +229,16 @@ struct PackageNames {
     CudaBuiltPackages nccl;
     std::vector<FabricManagerNames> fabric_manager;
     std::vector<std::string> container_toolkit;
-    std::string container_repo_path;             ///< "stable/rpm/{pkgarch}/" under the toolkit's URL
-    std::optional<RpmDriverPackages> driver;     ///< rhel only: the module stream driver
+    std::string container_repo_path;         ///< "stable/rpm/{pkgarch}/" under the toolkit's URL
+    std::optional<RpmDriverPackages> driver; ///< rhel only: the module stream driver
     std::optional<AptDriverPackages> apt_driver; ///< debian only: the apt naming schemes
     /// Fabric manager's package names for a branch (templates expanded); empty when the data
     /// file names none for it.
     [[nodiscard]] std::vector<std::string> fabric_manager_for(int branch) const;
     /// The NVLink 5 additions for a branch (FabricManagerNames::nvlink5); empty when none.
     [[nodiscard]] std::vector<std::string> nvlink5_for(int branch) const;
+    /// IMEX's packages for a branch (FabricManagerNames::imex); empty when none.
+    [[nodiscard]] std::vector<std::string> imex_for(int branch) const;
 };
 
 /// Fills the templates of a PackageNames value.

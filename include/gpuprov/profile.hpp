@@ -143,6 +143,20 @@ struct KubernetesSpec {
 
 enum class FabricManagerMode { automatic, enabled, disabled };
 
+/// fabric: NVLink fabric services beside fabric manager (docs/profiles.md#fabric).
+struct FabricSpec {
+    /// nvidia-imex at the driver's version, held with it, whether or not fabric manager runs
+    /// here (GB200/GB300 compute trays need IMEX and no local fabric manager).
+    bool imex = false;
+    /// The IMEX domain's nodes, this one included (IPv4, IPv6 or host names), written one per
+    /// line to /etc/nvidia-imex/nodes_config.cfg, and then gpuprov runs nvidia-imex.service.
+    /// Empty: gpuprov writes no node list and leaves the service to whoever writes it (NVIDIA's
+    /// IMEX guide: the list must be in place before the service starts).
+    std::vector<std::string> imex_nodes;
+    /// gpuprov owns the node list and the service.
+    [[nodiscard]] bool imex_service() const { return imex && !imex_nodes.empty(); }
+};
+
 struct TuningSpec {
     bool persistence_mode = false;
 };
@@ -179,6 +193,7 @@ struct Profile {
     std::optional<TensorrtSpec> tensorrt;
     std::optional<ContainerSpec> container;
     FabricManagerMode fabric_manager = FabricManagerMode::automatic;
+    FabricSpec fabric;
     std::optional<InfinibandSpec> infiniband;
     std::optional<KubernetesSpec> kubernetes;
     TuningSpec tuning;

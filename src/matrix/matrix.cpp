@@ -92,6 +92,15 @@ std::vector<std::string> PackageNames::nvlink5_for(int branch) const {
     return {};
 }
 
+std::vector<std::string> PackageNames::imex_for(int branch) const {
+    for (const auto& fm : fabric_manager) {
+        if (fm.branches.contains(branch)) {
+            return expand_package_names(fm.imex, {.branch = std::to_string(branch)});
+        }
+    }
+    return {};
+}
+
 const AptDriverScheme* AptDriverPackages::scheme_for(std::string_view os_id, int branch) const {
     for (const auto& s : schemes) {
         if (s.branches.contains(branch) &&

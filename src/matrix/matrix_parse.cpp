@@ -609,10 +609,13 @@ std::vector<FabricManagerNames> read_fabric_manager(const Reader& r, const YAML:
     std::vector<FabricManagerNames> out;
     for (const auto& row : node) {
         r.expect_map(row, "a fabric_manager row");
-        r.only_keys(row, {"min_branch", "max_branch", "packages", "nvlink5"});
-        FabricManagerNames n{read_branch_range(r, row), names_at(r, row, "packages"), {}};
+        r.only_keys(row, {"min_branch", "max_branch", "packages", "nvlink5", "imex"});
+        FabricManagerNames n{read_branch_range(r, row), names_at(r, row, "packages"), {}, {}};
         if (row["nvlink5"]) {
             n.nvlink5 = names_at(r, row, "nvlink5");
+        }
+        if (row["imex"]) {
+            n.imex = names_at(r, row, "imex");
         }
         out.push_back(std::move(n));
     }

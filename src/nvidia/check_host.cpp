@@ -5,6 +5,7 @@
 #include <gpuprov/checks.hpp>
 #include <gpuprov/smi_fabric.hpp>
 #include <gpuprov/strings.hpp>
+#include <iterator>
 
 namespace gpuprov {
 
@@ -94,11 +95,11 @@ CheckOutcome check_fabric_state(const HostFacts& facts, const System& sys) {
     return c;
 }
 
-std::vector<CheckOutcome> check_fabric_manager(const VerifyInput& in, const System& sys) {
-    std::vector<CheckOutcome> out;
-    if (!fabric_manager_wanted(in.profile, in.facts)) {
-        return out;
-    }
+namespace {
+
+/// fabric-manager.active, .ib-umad (NVLink 5) and .fabric-state.
+std::vector<CheckOutcome> check_fabric_manager_service(const VerifyInput& in, const System& sys) {
+    std::vector<CheckOutcome> fm;
     const std::vector<std::string> argv = {"systemctl", "is-active", "nvidia-fabricmanager"};
     auto c = make_outcome("fabric-manager.active", "fabric-manager", display_argv(argv));
     c.expected = "active";
@@ -109,7 +110,7 @@ std::vector<CheckOutcome> check_fabric_manager(const VerifyInput& in, const Syst
     c.found = state.empty() ? failure_text(r) : state;
     c.excerpt = head_lines(output_of(r), 2);
     settle(c, state == "active");
-    out.push_back(c);
+    fm.push_back(c);
     if (in.facts.nvlink5_switch_count > 0) {
         auto m = make_outcome("fabric-manager.ib-umad", "fabric-manager", "/sys/module/ib_umad");
         m.expected = "loaded (NVLSM reaches the NVLink 5 switches through it)";
@@ -119,9 +120,24 @@ std::vector<CheckOutcome> check_fabric_manager(const VerifyInput& in, const Syst
                 "it is in linux-modules-extra-$(uname -r)); then systemctl restart "
                 "nvidia-fabricmanager";
         settle(m, loaded);
-        out.push_back(m);
+        fm.push_back(m);
     }
-    out.push_back(check_fabric_state(in.facts, sys));
+    fm.push_back(check_fabric_state(in.facts, sys));
+    return fm;
+}
+
+} // namespace
+
+std::vector<CheckOutcome> check_fabric_manager(const VerifyInput& in, const System& sys) {
+    std::vector<CheckOutcome> out;
+    if (fabric_manager_wanted(in.profile, in.facts)) {
+        out = check_fabric_manager_service(in, sys);
+    }
+    // IMEX runs with or without fabric manager (GB200 compute trays have none); after it, as on
+    // an NVSwitch host IMEX needs the fabric up.
+    auto imex = check_imex(in, sys);
+    out.insert(out.end(), std::make_move_iterator(imex.begin()),
+               std::make_move_iterator(imex.end()));
     return out;
 }
 

@@ -332,6 +332,27 @@ void check_kubernetes(const Profile& p) {
     }
 }
 
+/// IMEX comes at the driver's exact version (its service aborts on another loaded driver, NVIDIA
+/// IMEX guide "Getting Started"), from the branches NVIDIA publishes it for.
+void check_imex(const Profile& p, const Matrix& matrix) {
+    if (!p.fabric.imex) {
+        return;
+    }
+    if (!p.driver) {
+        fail(p.pos("fabric.imex"), "fabric.imex: true needs a driver section: nvidia-imex is "
+                                   "installed at the driver's version. Add driver: {branch: "
+                                   "\"580\"} (or newer) or set fabric.imex: false");
+    }
+    const int branch = static_cast<int>(parse_int(p.driver->branch).value_or(0));
+    const auto* names = matrix.package_names("debian");
+    if (names != nullptr && names->imex_for(branch).empty()) {
+        fail(p.pos("fabric.imex"),
+             "fabric.imex: true needs driver branch 550 or newer (NVIDIA publishes nvidia-imex "
+             "from R550); driver.branch is " +
+                 p.driver->branch);
+    }
+}
+
 void check_combinations(const Profile& p, const Matrix& matrix) {
     check_open_modules_exist(p, matrix);
     check_nvidia_repo_keys(p, matrix);
@@ -357,6 +378,7 @@ void check_combinations(const Profile& p, const Matrix& matrix) {
     check_gpu(p, matrix, cuda);
     check_gpu_branch(p, matrix);
     check_kubernetes(p);
+    check_imex(p, matrix);
 }
 
 } // namespace gpuprov::profile_detail

@@ -1,6 +1,7 @@
 #include "text_checks.hpp"
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <array>
 #include <cctype>
 #include <gpuprov/strings.hpp>
@@ -115,6 +116,37 @@ void check_abs_path(std::string_view value, const SourcePos& at, const std::stri
             fail(at, "'" + what + "' contains " + show_char(c) +
                          "; a path may hold letters, digits and / . _ - + @");
         }
+    }
+}
+
+void check_node_address(std::string_view value, const SourcePos& at, const std::string& what) {
+    check_safe(value, at, what);
+    const std::string text(value);
+    std::array<unsigned char, 16> buf{};
+    if (inet_pton(AF_INET, text.c_str(), buf.data()) == 1 ||
+        inet_pton(AF_INET6, text.c_str(), buf.data()) == 1) {
+        return;
+    }
+    const std::string expected = "; expected an IPv4 address (10.0.0.11), an IPv6 address or a "
+                                 "host name, one node per entry";
+    const bool dotted_digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.';
+    });
+    if (dotted_digits || text.find(':') != std::string::npos) {
+        fail(at, "'" + what + "' is not a valid IP address: '" + text + "'" + expected);
+    }
+    // RFC 1123 host names: IMEX resolves entries that are not addresses ("Treating node config
+    // entry '...' as a host name", IMEX 580's log in kubernetes-sigs/dra-driver-nvidia-gpu#1465).
+    const auto labels = split(text, '.');
+    const bool ok =
+        text.size() <= 253 && std::all_of(labels.begin(), labels.end(), [](const auto& l) {
+            return !l.empty() && l.size() <= 63 && l.front() != '-' && l.back() != '-' &&
+                   std::all_of(l.begin(), l.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
+                   });
+        });
+    if (!ok) {
+        fail(at, "'" + what + "' is not an address or host name: '" + text + "'" + expected);
     }
 }
 

@@ -18,6 +18,8 @@ void check_url(std::string_view value, bool allow_insecure, const SourcePos& at,
                const std::string& what);
 /// An absolute path without `..` components.
 void check_abs_path(std::string_view value, const SourcePos& at, const std::string& what);
+/// A node of an IMEX domain: an IPv4 or IPv6 address, or a host name (RFC 1123 labels).
+void check_node_address(std::string_view value, const SourcePos& at, const std::string& what);
 /// 40 hex digits, spaces allowed; returns them upper case without spaces.
 [[nodiscard]] std::string normalise_fingerprint(std::string_view value, const SourcePos& at,
                                                 const std::string& what);

@@ -510,6 +510,40 @@ KubernetesSpec read_kubernetes(const Reader& r, const Node& n) {
     return k;
 }
 
+FabricSpec read_fabric(const Reader& r, const Node& n) {
+    r.expect_map(n, "fabric", {"imex", "imex_nodes"});
+    FabricSpec f;
+    if (const auto* v = get(n, "imex")) {
+        f.imex = r.boolean(*v, "fabric.imex");
+    }
+    const auto* nodes = get(n, "imex_nodes");
+    if (nodes == nullptr) {
+        return f;
+    }
+    if (nodes->kind != Node::Kind::seq || nodes->seq.empty()) {
+        fail(nodes->pos, "'fabric.imex_nodes' must be a non-empty list of the IMEX domain's node "
+                         "addresses, this node's included, such as [10.0.0.11, 10.0.0.12]; got " +
+                             kind_name(*nodes));
+    }
+    if (!f.imex) {
+        fail(nodes->key_pos, "'fabric.imex_nodes' needs 'fabric.imex: true' (the node list is "
+                             "IMEX's /etc/nvidia-imex/nodes_config.cfg)");
+    }
+    for (std::size_t i = 0; i < nodes->seq.size(); ++i) {
+        const auto& e = nodes->seq[i];
+        const auto path = "fabric.imex_nodes[" + std::to_string(i) + "]";
+        auto address = r.scalar(e, path, "an IP address or host name");
+        check_node_address(address, e.pos, path);
+        if (std::find(f.imex_nodes.begin(), f.imex_nodes.end(), address) != f.imex_nodes.end()) {
+            fail(e.pos, "'" + path + "' repeats '" + address +
+                            "'; name each node once (every node of the domain must hold the same "
+                            "list: IMEX compares its node map with each peer's)");
+        }
+        f.imex_nodes.push_back(std::move(address));
+    }
+    return f;
+}
+
 InfinibandSpec read_infiniband(const Reader& r, const Node& n) {
     r.expect_map(n, "infiniband",
                  {"required", "min_active_ports", "min_rate_gbps", "gpudirect_rdma", "nccl_conf"});
@@ -613,10 +647,10 @@ void record_positions(const Node& n, const std::string& path,
 
 Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
-    r.expect_map(root, "",
-                 {"name", "description", "extends", "host", "nouveau", "repositories", "driver",
-                  "cuda", "cudnn", "nccl", "tensorrt", "infiniband", "container", "fabric_manager",
-                  "tuning", "monitoring", "framework", "kubernetes", "steps"});
+    r.expect_map(root, "", {"name",         "description", "extends",   "host",           "nouveau",
+                            "repositories", "driver",      "cuda",      "cudnn",          "nccl",
+                            "tensorrt",     "infiniband",  "container", "fabric_manager", "fabric",
+                            "tuning",       "monitoring",  "framework", "kubernetes",     "steps"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -675,6 +709,9 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
         p.fabric_manager = mode == "auto"   ? FabricManagerMode::automatic
                            : mode == "true" ? FabricManagerMode::enabled
                                             : FabricManagerMode::disabled;
+    }
+    if (const auto* v = get(root, "fabric")) {
+        p.fabric = read_fabric(r, *v);
     }
     if (const auto* v = get(root, "tuning")) {
         r.expect_map(*v, "tuning", {"persistence_mode"});

@@ -564,8 +564,17 @@ std::optional<CheckOutcome> fabric_manager_lock_outcome(const StepContext& ctx, 
         return std::nullopt;
     }
     const auto pm = make_package_manager(ctx.facts);
+    const int branch = branch_number(ctx.profile.driver->branch);
+    auto wanted = pkg->fabric_manager_for(branch);
+    if (ctx.profile.fabric.imex) {
+        for (auto& n : pkg->imex_for(branch)) {
+            if (std::find(wanted.begin(), wanted.end(), n) == wanted.end()) {
+                wanted.push_back(std::move(n));
+            }
+        }
+    }
     std::vector<std::string> names;
-    for (const auto& n : pkg->fabric_manager_for(branch_number(ctx.profile.driver->branch))) {
+    for (const auto& n : wanted) {
         if (pm->installed(sys, n)) {
             names.push_back(n);
         }

@@ -9,11 +9,21 @@
 // on the underlying platform", same guide), so the order gpuprov owns is: packages, ib_umad
 // loaded (NVIDIA's driver container waits for mlx5_core and ib_umad before it starts FM,
 // gpu-driver-container `_ensure_nvlink5_prerequisites`), then the unit enabled and started.
+// IMEX (`fabric.imex`) rides here too, with or without fabric manager (GB200/GB300 compute trays
+// run IMEX and no local fabric manager, their NVSwitches being in the switch trays): nvidia-imex
+// at the driver's version, held with it, and with `fabric.imex_nodes` the domain's node list in
+// /etc/nvidia-imex/nodes_config.cfg and nvidia-imex.service enabled and (re)started. NVIDIA's
+// IMEX guide, Deployment Models: "Before starting the service, an administrator or job launcher
+// must populate the IP address information of all involved nodes in nodes_config.cfg"; the
+// service reads its config only when it starts ("IMEX Service Config Options"), so a changed
+// list means a restart. Without a node list gpuprov installs IMEX and leaves the service alone:
+// any list it made up (this node alone, say) would break a real multi-node domain.
 #include "driver_apt.hpp"
 #include "driver_rpm.hpp"
 #include "packages_step.hpp"
 #include "steps.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
 #include <gpuprov/error.hpp>
@@ -24,6 +34,9 @@ namespace gpuprov::steps {
 namespace {
 
 constexpr const char* kUnit = "nvidia-fabricmanager.service";
+constexpr const char* kImexUnit = "nvidia-imex.service";
+/// IMEX_NODE_CONFIG_FILE's default (NVIDIA IMEX guide, "IMEX Service Config Options").
+constexpr const char* kImexNodes = "/etc/nvidia-imex/nodes_config.cfg";
 
 /// Whether fabric manager is held with the driver: apt-mark holds where they are the driver's
 /// branch lock (names carry the branch), versionlock wherever the driver is versionlocked on EL
@@ -84,8 +97,85 @@ void plan_nvlink5(const StepContext& ctx, const System& sys, const PackageManage
     }
 }
 
-bool needed(const StepContext& ctx) {
+bool fm_wanted(const StepContext& ctx) {
     return fabric_manager_wanted(ctx.profile, ctx.facts);
+}
+
+bool needed(const StepContext& ctx) {
+    return fm_wanted(ctx) || ctx.profile.fabric.imex;
+}
+
+int branch_of(const StepContext& ctx) {
+    return static_cast<int>(parse_int(ctx.profile.driver->branch).value_or(0));
+}
+
+/// The packages held with the driver: fabric manager's where it is wanted, IMEX's where asked
+/// for (on apt from 580 fabric manager's list holds IMEX already), each once.
+std::vector<std::string> fabric_packages(const StepContext& ctx, const PackageNames& names) {
+    std::vector<std::string> out;
+    if (fm_wanted(ctx)) {
+        out = names.fabric_manager_for(branch_of(ctx));
+    }
+    if (ctx.profile.fabric.imex) {
+        for (auto& n : names.imex_for(branch_of(ctx))) {
+            if (std::find(out.begin(), out.end(), n) == out.end()) {
+                out.push_back(std::move(n));
+            }
+        }
+    }
+    return out;
+}
+
+/// The domain's nodes, one per line: the format NVIDIA's guide and operators' pages show
+/// (docs.crusoecloud.com IMEX setup). No gpuprov header line: the guide documents no comment
+/// syntax for this file, and IMEX treats an entry that is not an address as a host name.
+ManagedFile imex_nodes_file(const StepContext& ctx) {
+    return {kImexNodes, join(ctx.profile.fabric.imex_nodes, "\n") + "\n"};
+}
+
+/// The IMEX part of the plan: the node list and the service, only where the profile gives the
+/// list; otherwise a note saying who starts the service.
+void plan_imex(const StepContext& ctx, const System& sys, CheckResult& r) {
+    if (!ctx.profile.fabric.imex_service()) {
+        r.changes.push_back(
+            note("nvidia-imex installed; its service is left alone: fabric.imex_nodes is not set, "
+                 "and NVIDIA's IMEX guide has the node list (/etc/nvidia-imex/nodes_config.cfg) "
+                 "written by an administrator or job launcher before the service starts"));
+        return;
+    }
+    const auto nodes = imex_nodes_file(ctx);
+    const bool list_changes = !file_matches(sys, nodes);
+    require_file(sys, nodes, r);
+    if (list_changes && unit_enabled(sys, kImexUnit)) {
+        r.changes.push_back(command_change({.argv = {"systemctl", "restart", kImexUnit}},
+                                           "IMEX reads its node list only when it starts"));
+    }
+    require_unit(sys, kImexUnit, r);
+}
+
+/// Writes the node list and enables the service; restarts it when the list changed or it was
+/// not enabled yet (a plain `enable --now` would leave a running daemon on the old list).
+void apply_imex(const StepContext& ctx, System& sys) {
+    if (!ctx.profile.fabric.imex_service()) {
+        return;
+    }
+    const auto nodes = imex_nodes_file(ctx);
+    const bool changed = !file_matches(sys, nodes);
+    write_managed(sys, nodes);
+    const bool enabled = unit_enabled(sys, kImexUnit);
+    if (!enabled) {
+        enable_unit(sys, kImexUnit, false);
+    }
+    if ((changed || !enabled) && have_systemctl(sys)) {
+        const auto r = sys.run({.argv = {"systemctl", "restart", kImexUnit}, .timeout = 120s});
+        if (!r.ok()) {
+            throw HostError(fmt::format(
+                "systemctl restart {} failed (exit {}): {}; see `journalctl -u nvidia-imex`: "
+                "IMEX aborts unless the loaded driver is of its version, and binds to the "
+                "address of this node it finds in {}",
+                kImexUnit, r.exit_code, std::string(trim(tail_lines(r.err, 4))), kImexNodes));
+        }
+    }
 }
 
 /// Installed packages of `names` that are not held yet.
@@ -104,7 +194,7 @@ class FabricManager final : public Step {
 public:
     [[nodiscard]] std::string_view id() const override { return "fabric-manager"; }
     [[nodiscard]] std::string_view summary() const override {
-        return "Fabric Manager for NVSwitch systems, same version as the driver";
+        return "Fabric Manager for NVSwitch systems (and IMEX), same version as the driver";
     }
 
     [[nodiscard]] CheckResult check(const StepContext& ctx, const System& sys) const override {
@@ -112,7 +202,9 @@ public:
         if (!needed(ctx) || !ctx.profile.driver) {
             r.status = StepStatus::skipped;
             r.reason = !ctx.profile.driver ? "profile has no driver section"
-                                           : "no NVSwitch on this host (fabric_manager: auto)";
+                       : ctx.profile.fabric_manager == FabricManagerMode::disabled
+                           ? "fabric_manager: false and no fabric.imex"
+                           : "no NVSwitch on this host (fabric_manager: auto)";
             return r;
         }
         auto pm = package_manager_or_block(ctx, r);
@@ -124,19 +216,26 @@ public:
             return r;
         }
         const auto& branch = ctx.profile.driver->branch;
-        const auto packages =
-            names->fabric_manager_for(static_cast<int>(parse_int(branch).value_or(0)));
-        if (packages.empty()) {
+        const auto packages = fabric_packages(ctx, *names);
+        if (fm_wanted(ctx) && names->fabric_manager_for(branch_of(ctx)).empty()) {
             r.status = StepStatus::blocked;
             r.reason = fmt::format("gpuprov's version matrix names no fabric manager packages for "
                                    "branch {} ({} family)",
                                    branch, ctx.facts.os.family);
             return r;
         }
+        if (ctx.profile.fabric.imex && names->imex_for(branch_of(ctx)).empty()) {
+            r.status = StepStatus::blocked;
+            r.reason = fmt::format("fabric.imex: gpuprov's version matrix names no IMEX package "
+                                   "for branch {} ({} family); NVIDIA publishes nvidia-imex from "
+                                   "R550",
+                                   branch, ctx.facts.os.family);
+            return r;
+        }
+        const bool fabric5_wanted = fm_wanted(ctx) && nvlink5(ctx);
         const auto fabric5 =
-            nvlink5(ctx) ? names->nvlink5_for(static_cast<int>(parse_int(branch).value_or(0)))
-                         : std::vector<std::string>{};
-        if (nvlink5(ctx) && fabric5.empty()) {
+            fabric5_wanted ? names->nvlink5_for(branch_of(ctx)) : std::vector<std::string>{};
+        if (fabric5_wanted && fabric5.empty()) {
             r.status = StepStatus::blocked;
             r.reason = fmt::format(
                 "this host's {} NVSwitches are NVLink 5 ones (InfiniBand devices with SW_MNG in "
@@ -202,7 +301,12 @@ public:
                 }
             }
         }
-        require_unit(sys, kUnit, r);
+        if (fm_wanted(ctx)) {
+            require_unit(sys, kUnit, r);
+        }
+        if (ctx.profile.fabric.imex) {
+            plan_imex(ctx, sys, r);
+        }
         return r;
     }
 
@@ -217,15 +321,13 @@ public:
         if (locked_with_driver(ctx)) {
             const auto pm = make_package_manager(ctx.facts);
             const auto* names = ctx.matrix.package_names(ctx.facts.os.family);
-            const auto packages = names == nullptr
-                                      ? std::vector<std::string>{}
-                                      : names->fabric_manager_for(static_cast<int>(
-                                            parse_int(ctx.profile.driver->branch).value_or(0)));
+            const auto packages =
+                names == nullptr ? std::vector<std::string>{} : fabric_packages(ctx, *names);
             if (const auto unheld = unheld_of(sys, *pm, packages); !unheld.empty()) {
                 run_checked(sys, pm->hold(unheld));
             }
         }
-        if (nvlink5(ctx)) {
+        if (fm_wanted(ctx) && nvlink5(ctx)) {
             write_managed(sys, umad_conf());
             if (!umad_loaded(sys)) {
                 const auto r = sys.run({.argv = {"modprobe", "ib_umad"}, .timeout = 60s});
@@ -238,9 +340,11 @@ public:
                 }
             }
         }
-        if (!unit_enabled(sys, kUnit)) {
+        if (fm_wanted(ctx) && !unit_enabled(sys, kUnit)) {
             enable_unit(sys, kUnit, true);
         }
+        // After fabric manager: on an NVSwitch host IMEX needs the GPUs in the fabric.
+        apply_imex(ctx, sys);
         return StepStatus::done;
     }
 

@@ -111,7 +111,14 @@ class Payloads:
                 files["/usr/share/nvidia/nvlsm/nvlsm.conf"] = (
                     0o644, b"# gpuprov e2e stand-in for NVLSM's configuration\nlog_file /var/log/nvlsm.log\n")
             elif w == "imex":
-                files["/usr/bin/nvidia-imex"] = (0o755, ('#!/bin/sh\necho "IMEX version is: %s"\n' % upstream).encode())
+                files["/usr/bin/nvidia-imex"] = (0o755, payload_sh("payload_imex", upstream))
+                files["/usr/bin/nvidia-imex-ctl"] = (0o755, self.once("imexctl", lambda: payload_sh("payload_imex_ctl")))
+                files["/lib/systemd/system/nvidia-imex.service"] = (
+                    0o644, self.once("imexu", lambda: payload_sh("payload_imex_unit")))
+                # The package's conffile (canonical/apt-packaging-imex debian/conffiles); no
+                # nodes_config.cfg ships.
+                files["/etc/nvidia-imex/config.cfg"] = (0o644, self.once("imexcfg", lambda: payload_sh("payload_imex_config")))
+                scripts["conffiles"] = "/etc/nvidia-imex/config.cfg\n"
             else:
                 raise SystemExit("apt_debs.py: %s: unknown X-Payload role %s" % (name, w))
         return files, scripts

@@ -83,6 +83,106 @@ echo "Fabric Manager version is : $1"
 FM
 }
 
+# nvidia-imex: as NVIDIA's, a daemon that reads config.cfg (-c), then the node list it names
+# (IMEX_NODE_CONFIG_FILE); it aborts unless the loaded driver is of its version ("During
+# initialization, the IMEX service checks the currently loaded kernel driver stack version for
+# compatibility, and if the loaded driver stack version is not compatible, aborts the process":
+# IMEX guide, Getting Started), and with BIND_INTERFACE_IP empty binds to the first address of the
+# list that is this node's ("IMEX Service Config Options"); a missing or empty list is a failure
+# (the guide has the list written before the service starts; the exact message is INFERRED). The
+# node's addresses are the root's /var/lib/nvidia-stub/ip-addresses (the test roots have no
+# network of their own). Type=forking: it "daemonizes" (exits 0) with its state, READY, for
+# nvidia-imex-ctl.
+payload_imex() { # VERSION
+    cat <<IMEX
+#!/bin/sh
+# gpuprov e2e stand-in for nvidia-imex $1
+case " \$* " in *" -v "*|*" --version "*) echo "IMEX version is: $1"; exit 0 ;; esac
+cfg=/etc/nvidia-imex/config.cfg
+while [ \$# -gt 0 ]; do case "\$1" in -c) cfg=\$2; shift 2 ;; *) shift ;; esac; done
+state=/var/lib/nvidia-stub/imex-state
+rm -f "\$state"
+if [ ! -r "\$cfg" ]; then echo "IMEX: failed to open config file \$cfg" >&2; exit 1; fi
+loaded=\$(sed -n 's/^NVRM version: NVIDIA UNIX .*Kernel Module.*  \([0-9][0-9.]*\)  .*/\1/p' /proc/driver/nvidia/version 2>/dev/null)
+if [ "\$loaded" != "$1" ]; then
+    echo "IMEX version $1 is not compatible with the loaded driver version \${loaded:-<none loaded>}" >&2
+    exit 1
+fi
+nodes=\$(sed -n 's/^IMEX_NODE_CONFIG_FILE=//p' "\$cfg" | tail -n 1)
+nodes=\${nodes:-/etc/nvidia-imex/nodes_config.cfg}
+if [ ! -s "\$nodes" ]; then echo "IMEX: failed to read node config file \$nodes" >&2; exit 1; fi
+bind=
+while read -r n; do
+    [ -n "\$n" ] || continue
+    if grep -qxF "\$n" /var/lib/nvidia-stub/ip-addresses 2>/dev/null; then bind=\$n; break; fi
+done <"\$nodes"
+if [ -z "\$bind" ]; then
+    echo "IMEX: none of the addresses in \$nodes is an address of this node" >&2
+    exit 1
+fi
+mkdir -p /var/lib/nvidia-stub && echo READY >"\$state"
+cp "\$cfg" /var/lib/nvidia-stub/imex-running.cfg
+echo "IMEX version $1 is running, bound to \$bind"
+IMEX
+}
+
+# nvidia-imex-ctl -q: the local daemon's state, through the command service config.cfg turns on
+# (IMEX_CMD_ENABLED=1; "IMEX Service Command Service" in NVIDIA's guide), as the running daemon
+# read it at its start.
+payload_imex_ctl() {
+    cat <<'CTL'
+#!/bin/sh
+# gpuprov e2e stand-in for nvidia-imex-ctl
+running=/var/lib/nvidia-stub/imex-running.cfg
+if [ ! -f /var/lib/nvidia-stub/imex-state ] || ! grep -qx 'IMEX_CMD_ENABLED=1' "$running" 2>/dev/null; then
+    echo "Failed to connect to the IMEX command service" >&2
+    exit 1
+fi
+case " $* " in
+    *" -q "*) cat /var/lib/nvidia-stub/imex-state ;;
+    *) echo "e2e nvidia-imex-ctl stand-in: only -q is simulated" >&2; exit 1 ;;
+esac
+CTL
+}
+
+# NVIDIA's unit as packaged (canonical/apt-packaging-imex installs NVIDIA's lib/systemd/system
+# unit; AWS ParallelCluster's copy: Type=forking, ExecStart=/usr/bin/nvidia-imex -c
+# /etc/nvidia-imex/config.cfg, WantedBy=multi-user.target).
+payload_imex_unit() {
+    cat <<'UNIT'
+[Unit]
+Description=NVIDIA IMEX service
+After=network-online.target
+Requires=network-online.target
+
+[Service]
+User=root
+PrivateTmp=false
+Type=forking
+TimeoutStartSec=infinity
+ExecStart=/usr/bin/nvidia-imex -c /etc/nvidia-imex/config.cfg
+LimitCORE=infinity
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+}
+
+# The package's config.cfg, the keys the stand-ins read. IMEX_NODE_CONFIG_FILE is NVIDIA's default;
+# the command service off is INFERRED from NVIDIA's and Azure's Slurm prologs, which turn it on with
+# sed before they ask nvidia-imex-ctl.
+payload_imex_config() {
+    cat <<'CFG'
+# gpuprov e2e stand-in for NVIDIA's /etc/nvidia-imex/config.cfg
+LOG_LEVEL=4
+SERVER_PORT=50000
+BIND_INTERFACE_IP=
+IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg
+IMEX_CMD_ENABLED=0
+IMEX_CMD_PORT=50005
+CFG
+}
+
 # nvlsm: the NVLink Subnet Manager's binary and the config NVIDIA's driver container passes it
 # (gpu-driver-container nvidia-driver: --nvlsm-config-file /usr/share/nvidia/nvlsm/nvlsm.conf).
 # The binary's path is the one siderolabs/extensions#893's log shows (/opt/nvidia/nvlsm/sbin/nvlsm).

@@ -11,6 +11,12 @@
 # stand-in daemon refuses to start on an NVLink 5 host without NVLSM or ib_umad (as NVIDIA's fails
 # with NV_WARN_NOTHING_TO_DO), so an active unit proves the order. verify reads each GPU's
 # `nvidia-smi -q` Fabric state: it passes on Completed and fails on In Progress, naming the GPUs.
+# The profile asks for IMEX (`fabric: {imex: true, imex_nodes: [...]}`): gpuprov writes the node
+# list to /etc/nvidia-imex/nodes_config.cfg and enables and starts nvidia-imex after fabric
+# manager. The stand-in daemon is as strict as NVIDIA documents: it aborts unless the loaded
+# driver is its version, without a node list, or when no entry of the list is this node's address
+# (the root's /var/lib/nvidia-stub/ip-addresses); nvidia-imex-ctl -q answers only through the
+# command service config.cfg turns on.
 set -euo pipefail
 export PROFILE_TEMPLATE=e2e-2026.yaml.in
 # shellcheck source=lib/scenario.sh
@@ -35,8 +41,11 @@ source "$E2E_DIR/lib/driver_graph.sh"
 DRV="$E2E_U595-1ubuntu1"
 NVLSM=2025.10.12-1
 profile=/etc/gpuprov/e2e-nvlink5.yaml
-printf 'name: e2e-nvlink5\nextends: %s\nhost:\n  gpus: {count: 8, model: B200, interconnect: nvlink}\ndriver: {branch: "595", flavor: open, hold: true}\nfabric_manager: auto\n' \
+printf 'name: e2e-nvlink5\nextends: %s\nhost:\n  gpus: {count: 8, model: B200, interconnect: nvlink}\ndriver: {branch: "595", flavor: open, hold: true}\nfabric_manager: auto\nfabric:\n  imex: true\n  imex_nodes: [10.0.0.11, 10.0.0.12]\n' \
     "$PROFILE_IN_ROOT" >"$ROOT$profile"
+# This node's addresses, where the IMEX stand-in looks for its own entry of the node list.
+mkdir -p "$ROOT/var/lib/nvidia-stub"
+printf '127.0.0.1\n10.0.0.11\n' >"$ROOT/var/lib/nvidia-stub/ip-addresses"
 
 gp plan "$profile" --json
 expect_rc "plan" 0
@@ -47,7 +56,11 @@ want = {"nvidia-fabricmanager": sys.argv[2], "libnvidia-nscq": sys.argv[2], "nvi
         "nvidia-modprobe": sys.argv[2], "nvlsm": sys.argv[3]}
 assert s["status"] == "pending" and got == want, (s["status"], got, s.get("reason"))
 text = json.dumps(s["changes"])
-assert "modprobe ib_umad" in text and "/etc/modules-load.d/gpuprov-ib_umad.conf" in text, text' "$GP_STDOUT" "$DRV" "$NVLSM"
+assert "modprobe ib_umad" in text and "/etc/modules-load.d/gpuprov-ib_umad.conf" in text, text
+files = [c["target"] for c in s["changes"] if c["kind"] == "file"]
+units = [c["target"] for c in s["changes"] if c["kind"] == "service"]
+assert "/etc/nvidia-imex/nodes_config.cfg" in files, files
+assert units == ["nvidia-fabricmanager.service", "nvidia-imex.service"], units' "$GP_STDOUT" "$DRV" "$NVLSM"
 
 gp apply "$profile" --yes # lib/scenario.sh then checks plan --detailed-exitcode gives 0
 expect_rc "apply on a fresh Ubuntu 24.04 HGX B200 host" 0
@@ -60,6 +73,18 @@ check "nvidia-fabricmanager.service enabled" \
 check "nvidia-fabricmanager.service active (the stand-in starts only with NVLSM and ib_umad)" \
     test -f "$ROOT/run/e2e-systemd/nvidia-fabricmanager.service.active"
 assert_eq "the GPUs joined the fabric" "Completed" "$(cat "$ROOT/var/lib/nvidia-stub/fabric-state")"
+assert_pkg nvidia-imex "$DRV"
+assert_eq "IMEX's node list as the profile gives it" "10.0.0.11 10.0.0.12" \
+    "$(tr '\n' ' ' <"$ROOT/etc/nvidia-imex/nodes_config.cfg" | sed 's/ $//')"
+check "nvidia-imex.service enabled" \
+    test -L "$ROOT/etc/systemd/system/multi-user.target.wants/nvidia-imex.service"
+check "nvidia-imex.service active (the stand-in starts only with the node list and this node in it)" \
+    test -f "$ROOT/run/e2e-systemd/nvidia-imex.service.active"
+check "nvidia-imex started after nvidia-fabricmanager" "$E2E_PYTHON" -c 'import sys
+log = open(sys.argv[1]).read().splitlines()
+fm = [i for i, l in enumerate(log) if "nvidia-fabricmanager" in l and ("--now" in l or "start" in l)]
+imex = [i for i, l in enumerate(log) if l == "systemctl restart nvidia-imex.service"]
+assert fm and imex and fm[0] < imex[0], log' "$ROOT/var/log/e2e-systemctl.log"
 
 gp verify "$profile" --json
 expect_rc "verify after apply" 0
@@ -67,8 +92,39 @@ check "verify: fabric-manager.active, .ib-umad and .fabric-state passed" "$E2E_P
 c = {c["id"]: c for c in json.load(open(sys.argv[1]))["checks"]}
 for i in ("fabric-manager.active", "fabric-manager.ib-umad", "fabric-manager.fabric-state"):
     assert i in c and c[i]["passed"] and not c[i]["skipped"], c.get(i, i)
-assert c["fabric-manager.fabric-state"]["found"] == "Completed, Success on 8 GPUs", c["fabric-manager.fabric-state"]' "$GP_STDOUT"
+assert c["fabric-manager.fabric-state"]["found"] == "Completed, Success on 8 GPUs", c["fabric-manager.fabric-state"]
+assert c["fabric-manager.imex"]["passed"] and c["fabric-manager.imex"]["found"] == "active", c["fabric-manager.imex"]
+r = c["fabric-manager.imex-ready"]
+assert r["skipped"] and "IMEX_CMD_ENABLED=1" in r["found"], r' "$GP_STDOUT"
 in_root "$ROOT" 30 nvidia-smi -q >"$OUT/nvidia-smi-q-completed.txt"
+
+# The command service on (as NVIDIA's and Azure's Slurm prologs turn it on), the daemon restarted:
+# verify asks it, and READY passes.
+sed -i 's/^IMEX_CMD_ENABLED=.*/IMEX_CMD_ENABLED=1/' "$ROOT/etc/nvidia-imex/config.cfg"
+in_root "$ROOT" 30 systemctl restart nvidia-imex
+gp verify "$profile" --json
+expect_rc "verify with IMEX's command service on" 0
+check "verify: fabric-manager.imex-ready passed (nvidia-imex-ctl -q: READY)" "$E2E_PYTHON" -c 'import json, sys
+r = {c["id"]: c for c in json.load(open(sys.argv[1]))["checks"]}["fabric-manager.imex-ready"]
+assert r["passed"] and not r["skipped"] and r["found"] == "READY", r' "$GP_STDOUT"
+
+# The IMEX stand-in is as strict as NVIDIA documents: no entry of the list is this node's, or no
+# list at all: it does not start.
+printf '127.0.0.1\n' >"$ROOT/var/lib/nvidia-stub/ip-addresses"
+if imex_out=$(in_root "$ROOT" 30 nvidia-imex -c /etc/nvidia-imex/config.cfg 2>&1); then
+    fail "nvidia-imex started with no address of this node in its node list"
+else
+    check "nvidia-imex refuses a node list without this node" grep -q "address of this node" <<<"$imex_out"
+fi
+printf '127.0.0.1\n10.0.0.11\n' >"$ROOT/var/lib/nvidia-stub/ip-addresses"
+mv "$ROOT/etc/nvidia-imex/nodes_config.cfg" "$ROOT/etc/nvidia-imex/nodes_config.cfg.away"
+if imex_out=$(in_root "$ROOT" 30 nvidia-imex -c /etc/nvidia-imex/config.cfg 2>&1); then
+    fail "nvidia-imex started without a node list"
+else
+    check "nvidia-imex refuses to start without its node list" grep -q "node config file" <<<"$imex_out"
+fi
+mv "$ROOT/etc/nvidia-imex/nodes_config.cfg.away" "$ROOT/etc/nvidia-imex/nodes_config.cfg"
+in_root "$ROOT" 30 systemctl restart nvidia-imex
 
 # The GPUs fall back to registering (fabric manager restarted without NVLSM, a reset): verify fails
 # and names every GPU.

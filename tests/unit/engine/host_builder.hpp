@@ -108,6 +108,8 @@ public:
     FakeSystem sys;
     /// Every `apt-get install --simulate` argv, in order.
     std::vector<std::vector<std::string>> simulations;
+    /// A unit whose `systemctl restart` fails as systemd reports a daemon that exits at once.
+    std::string restart_fails;
     /// Every `name=version` apt-get install was asked for, in order.
     std::vector<std::string> installed_specs;
     std::vector<std::string> purged; ///< dpkg --purge arguments, in order
@@ -627,6 +629,15 @@ private:
                 return CommandResult{};
             }
             if (a.size() == 3 && a[1] == "disable") {
+                return CommandResult{};
+            }
+            if (a.size() == 3 && a[1] == "restart") {
+                if (a[2] == restart_fails) {
+                    return CommandResult{.exit_code = 1,
+                                         .err = "Job for " + a[2] +
+                                                " failed because the control process exited "
+                                                "with error code.\n"};
+                }
                 return CommandResult{};
             }
             ADD_FAILURE() << "unexpected " << display_argv(a);

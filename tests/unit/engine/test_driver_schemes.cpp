@@ -429,6 +429,105 @@ TEST_F(DriverSchemes, FabricManagerOn580BringsNvidiaModprobeAtTheDriversBuildAnd
     })) << "no hold for nvidia-modprobe";
 }
 
+// ---- IMEX (fabric.imex) ----
+
+const std::string kImexNodes = "/etc/nvidia-imex/nodes_config.cfg";
+
+// A GB200/GB300 compute tray: IMEX runs there with no local fabric manager (the NVSwitches are
+// in the switch trays). nvidia-imex and nvidia-modprobe at the driver's build, the node list
+// written as given, the unit enabled and restarted so the daemon reads the list.
+TEST_F(DriverSchemes, ImexWithoutFabricManagerWritesTheNodeListAndRunsTheService) {
+    TestHost host({.nvswitches = 0, .os = "ubuntu-24.04"});
+    auto p = ubuntu("595", "open");
+    p.fabric = {.imex = true, .imex_nodes = {"10.0.0.11", "10.0.0.12"}};
+    StepRunner run(host, p);
+    const auto r = run.check("fabric-manager");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs),
+              (Strings{"nvidia-imex=595.91.07-1ubuntu1", "nvidia-modprobe=595.91.07-1ubuntu1"}));
+    EXPECT_EQ(targets(r, Change::Kind::file), Strings{kImexNodes});
+    EXPECT_EQ(targets(r, Change::Kind::service), Strings{"nvidia-imex.service"});
+    EXPECT_FALSE(r.hold_installs); // 595's pin keeps IMEX on the branch
+
+    EXPECT_EQ(run.step("fabric-manager").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.file(kImexNodes), "10.0.0.11\n10.0.0.12\n");
+    EXPECT_EQ(host.ran({"systemctl", "enable", "nvidia-imex.service"}).size(), 1u);
+    EXPECT_EQ(host.ran({"systemctl", "restart", "nvidia-imex.service"}).size(), 1u);
+    EXPECT_TRUE(host.ran({"systemctl", "enable", "--now", "nvidia-fabricmanager.service"}).empty());
+
+    host.set_package("nvidia-imex", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-modprobe", "595.91.07-1ubuntu1");
+    EXPECT_EQ(run.check("fabric-manager").status, StepStatus::satisfied);
+
+    // A node joins the domain: the list changes and the running daemon must reread it.
+    p.fabric.imex_nodes.push_back("10.0.0.13");
+    StepRunner again(host, p);
+    const auto r2 = again.check("fabric-manager");
+    ASSERT_EQ(r2.status, StepStatus::pending) << r2.reason;
+    EXPECT_EQ(targets(r2, Change::Kind::file), Strings{kImexNodes});
+    EXPECT_EQ(command_changes(r2), Strings{"systemctl restart nvidia-imex.service"});
+    EXPECT_EQ(again.step("fabric-manager").apply(again.ctx(), host.sys, r2, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_EQ(host.sys.file(kImexNodes), "10.0.0.11\n10.0.0.12\n10.0.0.13\n");
+    EXPECT_EQ(host.ran({"systemctl", "enable", "nvidia-imex.service"}).size(), 1u);
+    EXPECT_EQ(host.ran({"systemctl", "restart", "nvidia-imex.service"}).size(), 2u);
+}
+
+// Without a node list gpuprov installs IMEX and says who starts it; it writes no list (this node
+// alone would split a real multi-node domain) and touches no unit.
+TEST_F(DriverSchemes, ImexWithoutANodeListInstallsOnly) {
+    TestHost host({.nvswitches = 0, .os = "ubuntu-24.04"});
+    auto p = ubuntu("580", "open");
+    p.fabric.imex = true;
+    StepRunner run(host, p);
+    const auto r = run.check("fabric-manager");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(specs(r.installs),
+              (Strings{"nvidia-imex=580.159.04-1ubuntu1", "nvidia-modprobe=580.159.04-1ubuntu1"}));
+    EXPECT_TRUE(r.hold_installs); // 580's suffixed driver is held; IMEX with it
+    EXPECT_TRUE(targets(r, Change::Kind::file).empty());
+    EXPECT_TRUE(targets(r, Change::Kind::service).empty());
+    const auto notes = std::count_if(r.changes.begin(), r.changes.end(), [](const Change& c) {
+        return c.kind == Change::Kind::note && contains(c.detail, "fabric.imex_nodes is not set");
+    });
+    EXPECT_EQ(notes, 1);
+    EXPECT_EQ(run.step("fabric-manager").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_FALSE(host.sys.exists(kImexNodes));
+    EXPECT_TRUE(host.ran({"systemctl", "restart"}).empty());
+    EXPECT_TRUE(host.ran({"systemctl", "enable"}).empty());
+}
+
+// On an NVSwitch host IMEX comes beside fabric manager: each package once, both units.
+TEST_F(DriverSchemes, ImexBesideFabricManagerOnAnNvswitchHost) {
+    TestHost host({.nvswitches = 6, .os = "ubuntu-24.04"});
+    auto p = ubuntu("595", "open");
+    p.fabric = {.imex = true, .imex_nodes = {"10.0.0.11"}};
+    StepRunner run(host, p);
+    const auto r = run.check("fabric-manager");
+    ASSERT_EQ(r.status, StepStatus::pending) << r.reason;
+    EXPECT_EQ(
+        specs(r.installs),
+        (Strings{"nvidia-fabricmanager=595.91.07-1ubuntu1", "libnvidia-nscq=595.91.07-1ubuntu1",
+                 "nvidia-imex=595.91.07-1ubuntu1", "nvidia-modprobe=595.91.07-1ubuntu1"}));
+    EXPECT_EQ(targets(r, Change::Kind::service),
+              (Strings{"nvidia-fabricmanager.service", "nvidia-imex.service"}));
+    // A daemon that exits at once (wrong driver loaded, no local address in the list) fails the
+    // step with where to look, after fabric manager was started.
+    host.restart_fails = "nvidia-imex.service";
+    try {
+        (void)run.step("fabric-manager").apply(run.ctx(), host.sys, r, ApplyPhase::configure);
+        ADD_FAILURE() << "apply succeeded";
+    } catch (const HostError& e) {
+        EXPECT_TRUE(contains(e.what(), "systemctl restart nvidia-imex.service failed (exit 1)"))
+            << e.what();
+        EXPECT_TRUE(contains(e.what(), "journalctl -u nvidia-imex")) << e.what();
+    }
+    EXPECT_EQ(host.ran({"systemctl", "enable", "--now", "nvidia-fabricmanager.service"}).size(),
+              1u);
+}
+
 // ---- the plan: two transactions, the second resolved with the pin in place ----
 
 TEST_F(DriverSchemes, PlanResolvesThePinFirstAndTheDriverWithThePinInItsView) {

@@ -647,6 +647,29 @@ TEST_F(Steps, FabricManagerSatisfiedWhenInstalledAndEnabled) {
     EXPECT_EQ(run.check("fabric-manager").status, StepStatus::satisfied);
 }
 
+// fabric.imex on branch 550: nvidia-imex-550 at the driver's build, which this repository
+// (tests/fixtures/engine/cuda) does not carry: the plan blocks naming it rather than installing
+// fabric manager without IMEX.
+TEST_F(Steps, FabricManagerBlocksWhenImexIsNotInTheRepository) {
+    profile.fabric.imex = true;
+    TestHost host;
+    StepRunner run(host, profile);
+    const auto r = run.check("fabric-manager");
+    EXPECT_EQ(r.status, StepStatus::blocked);
+    EXPECT_TRUE(contains(r.reason, "nvidia-imex-550")) << r.reason;
+    // Without NVSwitches and with fabric_manager: false, IMEX alone keeps the step.
+    profile.fabric_manager = FabricManagerMode::disabled;
+    TestHost bare({.nvswitches = 0});
+    StepRunner alone(bare, profile);
+    const auto a = alone.check("fabric-manager");
+    EXPECT_EQ(a.status, StepStatus::blocked) << a.reason;
+    profile.fabric.imex = false;
+    StepRunner off(bare, profile);
+    const auto o = off.check("fabric-manager");
+    EXPECT_EQ(o.status, StepStatus::skipped);
+    EXPECT_EQ(o.reason, "fabric_manager: false and no fabric.imex");
+}
+
 TEST_F(Steps, FabricManagerSkippedWithoutNvswitches) {
     TestHost host({.nvswitches = 0});
     StepRunner run(host, profile);

@@ -755,6 +755,15 @@ TEST(MatrixPackages, RpmNamesAndTheDriversModuleStreamsFromTheDataFile) {
     EXPECT_EQ(deb->fabric_manager_for(610),
               (std::vector<std::string>{"nvidia-fabricmanager", "libnvidia-nscq", "nvidia-imex",
                                         "nvidia-modprobe"}));
+    // IMEX (fabric.imex): nvidia-imex-<b> from 550, unsuffixed from 580 (nvidia-modprobe beside
+    // it on apt); none before 550, where NVIDIA published no IMEX.
+    EXPECT_EQ(deb->imex_for(610), (std::vector<std::string>{"nvidia-imex", "nvidia-modprobe"}));
+    EXPECT_EQ(deb->imex_for(570), (std::vector<std::string>{"nvidia-imex-570"}));
+    EXPECT_TRUE(deb->imex_for(535).empty());
+    EXPECT_EQ(deb->fabric_manager_for(535),
+              (std::vector<std::string>{"nvidia-fabricmanager-535", "libnvidia-nscq-535"}));
+    EXPECT_EQ(rhel->imex_for(595), (std::vector<std::string>{"nvidia-imex"}));
+    EXPECT_EQ(rhel->imex_for(550), (std::vector<std::string>{"nvidia-imex-550"}));
     EXPECT_EQ(expand_package_names(deb->cudnn9, v),
               (std::vector<std::string>{"libcudnn9-cuda-12", "libcudnn9-dev-cuda-12"}));
     EXPECT_EQ(expand_package_name(deb->cudnn8.release, v), "-1+cuda12.4");

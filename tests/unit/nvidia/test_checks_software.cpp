@@ -335,3 +335,68 @@ TEST(CheckTensorrt, TrtexecWithoutABannerFailsAndOldBannersDecode) {
     EXPECT_TRUE(checks[2].passed);
     EXPECT_TRUE(checks[1].passed) << checks[1].found;
 }
+
+// fabric.imex on a GB200-like compute tray: no NVSwitch here, so no fabric manager check, but
+// IMEX's service is judged where gpuprov owns its node list, and the daemon's own answer where
+// config.cfg turns its command service on.
+TEST(CheckImex, ServiceActiveAndDaemonReady) {
+    Host h;
+    h.profile.fabric.imex = true;
+    // No node list in the profile: the job launcher runs the service; skipped, never passed.
+    auto checks = h.run(check_fabric_manager);
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_EQ(checks[0].id, "fabric-manager.imex");
+    EXPECT_TRUE(checks[0].skipped);
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_TRUE(h.sys.commands_ran.empty());
+
+    h.profile.fabric.imex_nodes = {"10.0.0.11", "10.0.0.12"};
+    const std::vector<std::string> active = {"systemctl", "is-active", "nvidia-imex"};
+    const std::vector<std::string> ctl = {"nvidia-imex-ctl", "-q"};
+    h.sys.on_command(active, answer_failed(3, "", "failed\n"));
+    checks = h.run(check_fabric_manager);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_FALSE(checks[0].passed);
+    EXPECT_FALSE(checks[0].skipped);
+    EXPECT_EQ(checks[0].found, "failed");
+    EXPECT_TRUE(checks[0].fix.find("journalctl -u nvidia-imex") != std::string::npos);
+    EXPECT_EQ(checks[1].id, "fabric-manager.imex-ready");
+    EXPECT_TRUE(checks[1].skipped); // nothing to ask while the daemon is down
+
+    h.sys.on_command(active, answer_ok("active\n"));
+    // The package's config with the command service off: -q cannot reach the daemon.
+    h.sys.add_file("/etc/nvidia-imex/config.cfg", "SERVER_PORT=50000\nIMEX_CMD_ENABLED=0\n");
+    checks = h.run(check_fabric_manager);
+    EXPECT_TRUE(checks[0].passed) << checks[0].found;
+    EXPECT_TRUE(checks[1].skipped);
+    EXPECT_TRUE(checks[1].found.find("IMEX_CMD_ENABLED=1") != std::string::npos) << checks[1].found;
+
+    h.sys.add_file("/etc/nvidia-imex/config.cfg",
+                   "# IMEX_CMD_ENABLED=0\nIMEX_CMD_ENABLED=1\nIMEX_CMD_PORT=50005\n");
+    h.sys.on_command(ctl, answer_ok("WAITING_FOR_PEERS\n"));
+    auto ready = *find_check(h.run(check_fabric_manager), "fabric-manager.imex-ready");
+    EXPECT_FALSE(ready.passed);
+    EXPECT_FALSE(ready.skipped);
+    EXPECT_EQ(ready.found, "WAITING_FOR_PEERS");
+    h.sys.on_command(ctl, answer_ok("READY\n"));
+    ready = *find_check(h.run(check_fabric_manager), "fabric-manager.imex-ready");
+    EXPECT_TRUE(ready.passed) << ready.found;
+
+    // Beside fabric manager on an NVSwitch host: fabric manager's checks first.
+    h.facts.nvswitch_count = 4;
+    h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
+    h.sys.on_command({"nvidia-smi", "-q"},
+                     answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
+    checks = h.run(check_fabric_manager);
+    ASSERT_EQ(checks.size(), 4u);
+    EXPECT_EQ(checks[0].id, "fabric-manager.active");
+    EXPECT_EQ(checks[2].id, "fabric-manager.imex");
+}
+
+TEST(CheckImex, CommandServiceSwitch) {
+    EXPECT_FALSE(imex_command_service_on(""));
+    EXPECT_FALSE(imex_command_service_on("IMEX_CMD_ENABLED=0\n"));
+    EXPECT_TRUE(imex_command_service_on("LOG_LEVEL=4\nIMEX_CMD_ENABLED=1\n"));
+    EXPECT_FALSE(imex_command_service_on("#IMEX_CMD_ENABLED=1\n"));
+    EXPECT_FALSE(imex_command_service_on("IMEX_CMD_ENABLED=1\nIMEX_CMD_ENABLED=0\n"));
+}

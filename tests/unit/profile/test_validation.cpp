@@ -452,6 +452,57 @@ TEST(Validation, FabricManagerModes) {
                          "must be one of auto, true, false"));
 }
 
+// fabric.imex: IMEX at the driver's version; imex_nodes, the domain's node list, each entry an
+// address or host name, named by file:line:col when wrong.
+TEST(Validation, FabricImexAndItsNodes) {
+    const auto off = load("name: x\n");
+    EXPECT_FALSE(off.fabric.imex);
+    EXPECT_FALSE(off.fabric.imex_service());
+    const auto on = load("name: x\ndriver: {branch: \"580\"}\nfabric: {imex: true}\n");
+    EXPECT_TRUE(on.fabric.imex);
+    EXPECT_TRUE(on.fabric.imex_nodes.empty());
+    EXPECT_FALSE(on.fabric.imex_service());
+    const auto nodes = load("name: x\ndriver: {branch: \"595\"}\nfabric:\n  imex: true\n"
+                            "  imex_nodes: [10.0.0.11, \"fd00::12\", gb200-tray-03.example]\n");
+    EXPECT_EQ(nodes.fabric.imex_nodes,
+              (std::vector<std::string>{"10.0.0.11", "fd00::12", "gb200-tray-03.example"}));
+    EXPECT_TRUE(nodes.fabric.imex_service());
+
+    auto e = load_error("name: x\ndriver: {branch: \"580\"}\nfabric: {imex: yes}\n");
+    EXPECT_TRUE(contains(e.message(), "'fabric.imex' must be true or false; got 'yes'"))
+        << e.what();
+    EXPECT_EQ(e.line(), 3);
+    e = load_error("name: x\nfabric: {imex: true, nodes: [10.0.0.1]}\n");
+    EXPECT_TRUE(contains(e.message(), "unknown key 'fabric.nodes'")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "Allowed keys in 'fabric': imex, imex_nodes")) << e.what();
+    e = load_error("name: x\ndriver: {branch: \"580\"}\nfabric:\n  imex: true\n"
+                   "  imex_nodes: [10.0.0.11, 10.0.0.300]\n");
+    EXPECT_TRUE(contains(e.message(), "'fabric.imex_nodes[1]' is not a valid IP address: "
+                                      "'10.0.0.300'"))
+        << e.what();
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_EQ(e.col(), 27);
+    e = load_error("name: x\ndriver: {branch: \"580\"}\nfabric:\n  imex: true\n"
+                   "  imex_nodes: [10.0.0.11, 10.0.0.11]\n");
+    EXPECT_TRUE(contains(e.message(), "'fabric.imex_nodes[1]' repeats '10.0.0.11'")) << e.what();
+    e = load_error("name: x\ndriver: {branch: \"580\"}\nfabric:\n  imex: true\n"
+                   "  imex_nodes: [-tray.example]\n");
+    EXPECT_TRUE(contains(e.message(), "is not an address or host name: '-tray.example'"))
+        << e.what();
+    e = load_error("name: x\ndriver: {branch: \"580\"}\nfabric: {imex: true, imex_nodes: []}\n");
+    EXPECT_TRUE(contains(e.message(), "'fabric.imex_nodes' must be a non-empty list")) << e.what();
+    // A node list without IMEX would be written by nobody.
+    e = load_error("name: x\ndriver: {branch: \"580\"}\nfabric: {imex_nodes: [10.0.0.1]}\n");
+    EXPECT_TRUE(contains(e.message(), "needs 'fabric.imex: true'")) << e.what();
+    // IMEX is installed at the driver's version, from R550.
+    e = load_error("name: x\nfabric: {imex: true}\n");
+    EXPECT_TRUE(contains(e.message(), "fabric.imex: true needs a driver section")) << e.what();
+    EXPECT_EQ(e.line(), 2);
+    e = load_error("name: x\ndriver: {branch: \"535\"}\nfabric: {imex: true}\n");
+    EXPECT_TRUE(contains(e.message(), "needs driver branch 550 or newer")) << e.what();
+    EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"550\"}\nfabric: {imex: true}\n"));
+}
+
 TEST(Validation, PathsAndRanges) {
     EXPECT_TRUE(contains(load_error("name: x\nmonitoring: {textfile_dir: /var/../etc}\n").message(),
                          "may not contain '..'"));
