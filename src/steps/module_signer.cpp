@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
-#include <optional>
 #include <gpuprov/forecast.hpp>
 #include <gpuprov/strings.hpp>
+#include <optional>
 
 namespace gpuprov::steps {
 
