@@ -52,13 +52,6 @@ std::size_t gpu_lines(std::string_view out) {
     return n;
 }
 
-void skip(CheckOutcome& c, const std::string& why) {
-    c.found = "skipped: " + why;
-    settle(c, false);
-    c.fix.clear();
-    c.skipped = true;
-}
-
 } // namespace
 
 CheckOutcome container_engine_check(const VerifyInput& in, const System& sys) {

@@ -13,13 +13,6 @@ namespace {
 
 constexpr const char* kStep = "fabric-manager";
 
-void skip(CheckOutcome& c, const std::string& why) {
-    c.found = "skipped: " + why;
-    settle(c, false);
-    c.fix.clear();
-    c.skipped = true;
-}
-
 } // namespace
 
 bool imex_command_service_on(std::string_view config_cfg) {

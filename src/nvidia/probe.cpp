@@ -67,4 +67,11 @@ void settle(CheckOutcome& c, bool passed) {
     }
 }
 
+void skip(CheckOutcome& c, const std::string& why) {
+    c.found = "skipped: " + why;
+    settle(c, false);
+    c.fix.clear();
+    c.skipped = true;
+}
+
 } // namespace gpuprov::nvidia_detail

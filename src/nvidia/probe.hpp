@@ -45,5 +45,7 @@ struct GpuQuery {
 [[nodiscard]] CheckOutcome make_outcome(std::string id, std::string step, std::string command);
 /// Sets passed and clears the fix when it passed.
 void settle(CheckOutcome& c, bool passed);
+/// Marks a check not run on this host, saying why ("skipped: <why>"): neither passed nor failed.
+void skip(CheckOutcome& c, const std::string& why);
 
 } // namespace gpuprov::nvidia_detail
