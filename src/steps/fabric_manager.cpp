@@ -22,6 +22,7 @@
 #include "driver_rpm.hpp"
 #include "packages_step.hpp"
 #include "steps.hpp"
+#include "unit_started.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -133,6 +134,26 @@ ManagedFile imex_nodes_file(const StepContext& ctx) {
     return {kImexNodes, join(ctx.profile.fabric.imex_nodes, "\n") + "\n"};
 }
 
+/// Whether the running nvidia-imex started before the node list on disk was last written: the
+/// daemon reads the list only at start, so it runs on an older one. This is what a kill between
+/// apply's write of a changed list and its restart leaves; the file then matches the profile and
+/// only the two times show it. False when either time is unknown (not running, a systemd
+/// without --timestamp): then the list alone decides, as before.
+bool imex_started_before_its_list(const System& sys) {
+    const auto since = unit_active_since(sys, kImexUnit);
+    const auto written = sys.stamp(kImexNodes);
+    if (!since || !written) {
+        return false;
+    }
+    const auto mtime = std::chrono::system_clock::time_point{
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds{written->mtime_ns})};
+    // systemd's timestamp has microseconds; the file's nanoseconds are cut to match, so a
+    // restart in the same microsecond as the write is not taken for an older start.
+    return std::chrono::floor<std::chrono::microseconds>(*since) <
+           std::chrono::floor<std::chrono::microseconds>(mtime);
+}
+
 /// The IMEX part of the plan: the node list and the service, only where the profile gives the
 /// list; otherwise a note saying who starts the service.
 void plan_imex(const StepContext& ctx, const System& sys, CheckResult& r) {
@@ -149,18 +170,27 @@ void plan_imex(const StepContext& ctx, const System& sys, CheckResult& r) {
     if (list_changes && unit_enabled(sys, kImexUnit)) {
         r.changes.push_back(command_change({.argv = {"systemctl", "restart", kImexUnit}},
                                            "IMEX reads its node list only when it starts"));
+    } else if (!list_changes && imex_started_before_its_list(sys)) {
+        r.changes.push_back(command_change(
+            {.argv = {"systemctl", "restart", kImexUnit}},
+            "nvidia-imex started before its node list was last written (an apply stopped "
+            "between the two): it runs on the list it read then"));
+        if (r.status == StepStatus::satisfied) {
+            r.status = StepStatus::pending;
+        }
     }
     require_unit(sys, kImexUnit, r);
 }
 
-/// Writes the node list and enables the service; restarts it when the list changed or it was
-/// not enabled yet (a plain `enable --now` would leave a running daemon on the old list).
+/// Writes the node list and enables the service; restarts it when the list changed, when the
+/// daemon started before the list was written, or when it was not enabled yet (a plain
+/// `enable --now` would leave a running daemon on the old list).
 void apply_imex(const StepContext& ctx, System& sys) {
     if (!ctx.profile.fabric.imex_service()) {
         return;
     }
     const auto nodes = imex_nodes_file(ctx);
-    const bool changed = !file_matches(sys, nodes);
+    const bool changed = !file_matches(sys, nodes) || imex_started_before_its_list(sys);
     write_managed(sys, nodes);
     const bool enabled = unit_enabled(sys, kImexUnit);
     if (!enabled) {

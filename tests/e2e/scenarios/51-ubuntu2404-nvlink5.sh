@@ -149,5 +149,35 @@ else
 fi
 in_root "$ROOT" 30 modprobe ib_umad
 
+# A node joins the domain and apply is SIGKILLed between writing the new list and restarting
+# IMEX (lib/killshim, kill-before). The file is then the profile's; only the daemon's start time,
+# older than the file, shows it still runs on the old list. The re-run plans and does the restart.
+# shellcheck source=lib/killshim.sh
+source "$E2E_DIR/lib/killshim.sh"
+profile3=/etc/gpuprov/e2e-nvlink5-3.yaml
+sed 's/imex_nodes: \[10.0.0.11, 10.0.0.12\]/imex_nodes: [10.0.0.11, 10.0.0.12, 10.0.0.13]/; s/^name: .*/name: e2e-nvlink5-3/' \
+    "$ROOT$profile" >"$ROOT$profile3"
+killshim_install "$ROOT"
+killshim_arm "$ROOT" "kill-before:systemctl restart nvidia-imex.service"
+gp apply "$profile3" --yes
+killshim_disarm "$ROOT"
+kill_procs_in_root || true
+assert_eq "apply killed before IMEX's restart" 137 "$GP_RC"
+check "the kill came right before the restart" grep -q "systemctl restart nvidia-imex.service" "$ROOT/run/e2e-killshim/killed"
+assert_eq "the killed apply wrote the new node list" "10.0.0.11 10.0.0.12 10.0.0.13" \
+    "$(tr '\n' ' ' <"$ROOT/etc/nvidia-imex/nodes_config.cfg" | sed 's/ $//')"
+check "IMEX still runs from before the list was written" \
+    test "$ROOT/etc/nvidia-imex/nodes_config.cfg" -nt "$ROOT/run/e2e-systemd/nvidia-imex.service.active"
+gp plan "$profile3" --json
+check "the re-run's plan restarts IMEX and writes no file" "$E2E_PYTHON" -c 'import json, sys
+s = {s["id"]: s for s in json.load(open(sys.argv[1]))["steps"]}["fabric-manager"]
+assert s["status"] == "pending", s
+assert not [c for c in s["changes"] if c["kind"] == "file"], s["changes"]
+assert "systemctl restart nvidia-imex.service" in json.dumps(s["changes"]), s["changes"]' "$GP_STDOUT"
+gp apply "$profile3" --yes # then plan --detailed-exitcode 0 (lib/scenario.sh)
+expect_rc "the re-run converges" 0
+check "IMEX restarted after its node list was written" \
+    test "$ROOT/run/e2e-systemd/nvidia-imex.service.active" -nt "$ROOT/etc/nvidia-imex/nodes_config.cfg"
+
 assert_eq "journal result" "done" "$(journal_result)"
 scenario_end

@@ -8,7 +8,9 @@
 #include "fake_system.hpp"
 #include "gpgv_stand_in.hpp"
 
+#include <chrono>
 #include <filesystem>
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fstream>
 #include <gpuprov/deb_file.hpp>
@@ -110,6 +112,9 @@ public:
     std::vector<std::vector<std::string>> simulations;
     /// A unit whose `systemctl restart` fails as systemd reports a daemon that exits at once.
     std::string restart_fails;
+    /// When each unit was last (re)started, by the fake clock: what `systemctl show` reports
+    /// as ActiveEnterTimestamp. A unit not in here is inactive.
+    std::map<std::string, std::chrono::system_clock::time_point> started;
     /// Every `name=version` apt-get install was asked for, in order.
     std::vector<std::string> installed_specs;
     std::vector<std::string> purged; ///< dpkg --purge arguments, in order
@@ -638,7 +643,21 @@ private:
                                                 " failed because the control process exited "
                                                 "with error code.\n"};
                 }
+                started[a[2]] = sys.now();
                 return CommandResult{};
+            }
+            if (a.size() == 8 && a[1] == "show" && a[6] == "--timestamp=us+utc") {
+                // systemd's TIMESTAMP_US_UTC: "%a %Y-%m-%d %H:%M:%S.<usec> UTC".
+                const auto it = started.find(a[7]);
+                if (it == started.end()) {
+                    return CommandResult{.out = "ActiveState=inactive\nActiveEnterTimestamp=\n"};
+                }
+                const auto us = std::chrono::floor<std::chrono::microseconds>(it->second);
+                const auto secs = std::chrono::floor<std::chrono::seconds>(us);
+                return CommandResult{
+                    .out = fmt::format("ActiveState=active\nActiveEnterTimestamp={:%a %Y-%m-%d "
+                                       "%H:%M:%S}.{:06} UTC\n",
+                                       secs, (us - secs).count())};
             }
             ADD_FAILURE() << "unexpected " << display_argv(a);
             return CommandResult{.exit_code = 1};

@@ -3,6 +3,7 @@
 // NVIDIA's pinning package, which goes in first and alone, and whose pin apt's simulation of the
 // driver already sees (read from the package itself). Against tests/fixtures/engine/ubuntu2404/.
 #include "host_builder.hpp"
+#include "unit_started.hpp"
 
 #include <gpuprov/deb_file.hpp>
 #include <gpuprov/error.hpp>
@@ -472,6 +473,55 @@ TEST_F(DriverSchemes, ImexWithoutFabricManagerWritesTheNodeListAndRunsTheService
     EXPECT_EQ(host.sys.file(kImexNodes), "10.0.0.11\n10.0.0.12\n10.0.0.13\n");
     EXPECT_EQ(host.ran({"systemctl", "enable", "nvidia-imex.service"}).size(), 1u);
     EXPECT_EQ(host.ran({"systemctl", "restart", "nvidia-imex.service"}).size(), 2u);
+}
+
+// apply killed after it wrote a changed node list and before its restart: the list on disk
+// matches the profile, but the daemon started before it and runs on the old one. Judged by the
+// two times (systemctl's ActiveEnterTimestamp against the file's mtime), the re-run restarts.
+TEST_F(DriverSchemes, ImexStartedBeforeItsNodeListIsRestarted) {
+    using namespace std::chrono_literals;
+    TestHost host({.nvswitches = 0, .os = "ubuntu-24.04"});
+    auto p = ubuntu("595", "open");
+    p.fabric = {.imex = true, .imex_nodes = {"10.0.0.11", "10.0.0.12"}};
+    host.set_package("nvidia-imex", "595.91.07-1ubuntu1");
+    host.set_package("nvidia-modprobe", "595.91.07-1ubuntu1");
+    StepRunner run(host, p);
+    const auto r = run.check("fabric-manager");
+    ASSERT_EQ(run.step("fabric-manager").apply(run.ctx(), host.sys, r, ApplyPhase::configure),
+              StepStatus::done);
+    ASSERT_EQ(host.ran({"systemctl", "restart", "nvidia-imex.service"}).size(), 1u);
+    host.sys.sleep(2s);
+    EXPECT_EQ(run.check("fabric-manager").status, StepStatus::satisfied);
+
+    // What the killed apply left: the new list written after the daemon's last start.
+    p.fabric.imex_nodes.push_back("10.0.0.13");
+    host.sys.add_file(kImexNodes, "10.0.0.11\n10.0.0.12\n10.0.0.13\n");
+    StepRunner again(host, p);
+    const auto r2 = again.check("fabric-manager");
+    ASSERT_EQ(r2.status, StepStatus::pending) << r2.reason;
+    EXPECT_TRUE(targets(r2, Change::Kind::file).empty()); // the file is right
+    EXPECT_EQ(command_changes(r2), Strings{"systemctl restart nvidia-imex.service"});
+    EXPECT_EQ(again.step("fabric-manager").apply(again.ctx(), host.sys, r2, ApplyPhase::configure),
+              StepStatus::done);
+    EXPECT_EQ(host.ran({"systemctl", "restart", "nvidia-imex.service"}).size(), 2u);
+    host.sys.sleep(2s);
+    EXPECT_EQ(again.check("fabric-manager").status, StepStatus::satisfied);
+
+    // A daemon started after the list is left alone, also when systemd cannot say (inactive).
+    host.started.erase("nvidia-imex.service");
+    EXPECT_EQ(again.check("fabric-manager").status, StepStatus::satisfied);
+}
+
+TEST(UnitStarted, ParsesSystemdsMicrosecondUtcTimestamps) {
+    using namespace std::chrono;
+    const auto t = gpuprov::steps::parse_systemd_us_utc("Sat 2026-12-05 09:41:46.645123 UTC");
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(duration_cast<microseconds>(t->time_since_epoch()).count(), 1796463706645123LL);
+    for (const char* bad :
+         {"", "n/a", "Sat 2026-12-05 09:41:46 UTC", "Sat 2026-12-05 09:41:46.645123 CET",
+          "Sat 2026-13-05 09:41:46.645123 UTC", "Sat 2026-12-05 09:41:46.645123 UTC x"}) {
+        EXPECT_FALSE(gpuprov::steps::parse_systemd_us_utc(bad).has_value()) << bad;
+    }
 }
 
 // Without a node list gpuprov installs IMEX and says who starts it; it writes no list (this node
