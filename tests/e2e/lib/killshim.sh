@@ -24,15 +24,18 @@ killshim_install() {
     done
 }
 
-# killshim_arm ROOT count|kill:N: counting from 1 again, with an empty log.
+# killshim_arm ROOT count|states|kill:N|kill-before:CMD: counting from 1 again, with an empty log.
 killshim_arm() {
     local c="$1/run/e2e-killshim"
-    rm -f "$c/count" "$c/log" "$c/killed"
+    rm -f "$c/count" "$c/log" "$c/killed" "$c/states"
+    touch "$c/armed" # what mode "states" compares ctimes with
     printf '%s\n' "$2" >"$c/mode"
 }
 killshim_disarm() { rm -f "$1/run/e2e-killshim/mode"; }
 killshim_count() { cat "$1/run/e2e-killshim/count" 2>/dev/null || echo 0; }
 killshim_log() { cat "$1/run/e2e-killshim/log" 2>/dev/null || true; }
+# killshim_states ROOT: "N fingerprint" per call of the last run armed with mode "states".
+killshim_states() { cat "$1/run/e2e-killshim/states" 2>/dev/null || true; }
 killshim_killed() { cat "$1/run/e2e-killshim/killed" 2>/dev/null || true; }
 
 # The copies a kill scenario (11, 45) runs each N on. killshim_copies_begin TEMPLATE NAME: COPIES
