@@ -7,6 +7,7 @@
 #include <gpuprov/dkms.hpp>
 #include <gpuprov/forecast.hpp>
 #include <gpuprov/nvidia_smi.hpp>
+#include <gpuprov/package_db.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/upgrade_preview.hpp>
@@ -136,6 +137,16 @@ std::string kernel_flavour(const std::string& k) {
     return second == std::string::npos ? std::string() : k.substr(second + 1);
 }
 
+/// dpkg is installing `name` in the run this forecast is part of: unpacked (or half-configured)
+/// and selected for install. Ubuntu's kernel image is configured before the module packages that
+/// depend on it, so the kernel hook sees Canonical's module package for the new kernel unpacked,
+/// its postinst (which joins the signed module into place) still to run.
+bool being_installed(const System& sys, const std::string& name) {
+    const auto* p = dpkg_database(sys).find(name);
+    return p != nullptr &&
+           (p->status == "install ok unpacked" || p->status == "install ok half-configured");
+}
+
 std::string headers_fix(const HostFacts& facts, const std::string& k) {
     return facts.os.family == "rhel" ? "dnf install kernel-devel-" + k
                                      : "apt-get install linux-headers-" + k;
@@ -158,7 +169,23 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
         kf.signature_trusted = signature->trusted;
         kf.signer = signature->signer;
     }
-    if (!kf.module) {
+    const auto signed_set = precompiled_set(facts);
+    const auto module_pkg = "linux-modules-nvidia-" + signed_set.series + "-" + k;
+    // The kernel hook during the kernel's own upgrade: the module arrives in the same dpkg run.
+    const bool arriving =
+        !kf.module && !signed_set.series.empty() && being_installed(sys, module_pkg);
+    if (arriving) {
+        findings.push_back({.id = "module-package-pending",
+                            .severity = "warning",
+                            .kernel = k,
+                            .summary = fmt::format("{}'s nvidia module comes with {}, which this "
+                                                   "package run has unpacked and configures "
+                                                   "after the kernel (its postinst puts "
+                                                   "Canonical's signed module in place)",
+                                                   which, module_pkg),
+                            .fix = "none: let the package manager finish; `gpuprov forecast` "
+                                   "then finds the module"});
+    } else if (!kf.module) {
         std::string fix;
         std::string why;
         const auto source = std::find_if(dkms.begin(), dkms.end(),
@@ -166,10 +193,8 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
         const auto dkms_add = source == dkms.end() ? std::string("dkms autoinstall -k ") + k
                                                    : "dkms install " + source->module + "/" +
                                                          source->version + " -k " + k;
-        const auto signed_set = precompiled_set(facts);
         if (!signed_set.series.empty() && !kernel_flavour(k).empty()) {
             // Canonical builds and signs the module per kernel; nothing is built here.
-            const auto module_pkg = "linux-modules-nvidia-" + signed_set.series + "-" + k;
             if (signed_set.meta.empty()) {
                 why = "Canonical's module package for it (" + module_pkg +
                       ") is not installed, and no flavour metapackage brings one with each kernel";
@@ -245,8 +270,8 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
                         ? fmt::format("dracut --force /boot/initramfs-{}.img {}", k, k)
                         : fmt::format("update-initramfs -u -k {}", k)});
     }
-    kf.ready = kf.module.has_value() && kf.version_matches && kf.signature_trusted != false &&
-               kf.initramfs_blacklisted != false;
+    kf.ready = (kf.module.has_value() || arriving) && kf.version_matches &&
+               kf.signature_trusted != false && kf.initramfs_blacklisted != false;
 }
 
 /// "linux-image-6.1.0-31-amd64" → "6.1.0-31-amd64" (Debian, Ubuntu; unsigned images too);

@@ -246,6 +246,30 @@ TEST(Forecast, AKernelWithoutCanonicalsModulePackageNamesThatPackage) {
                       "linux-modules-nvidia-580-server-6.8.0-51-generic (once the archive "
                       "publishes it, linux-modules-nvidia-580-server-generic follows the kernel "
                       "with it)");
+
+    // The kernel hook inside the upgrade that brings both: dpkg configures the kernel image
+    // before the module package, which is unpacked but not yet configured. Not a kernel without
+    // a module: the same run puts it in place (no false alarm, nothing for the guard to refuse).
+    sys.add_file("/var/lib/dpkg/status",
+                 "Package: linux-modules-nvidia-580-server-6.8.0-51-generic\n"
+                 "Status: install ok unpacked\n"
+                 "Version: 6.8.0-51.52+1\n\n");
+    f = forecast_next_boot(sys, facts, no_upgrade());
+    EXPECT_EQ(finding(f, "kernel-without-module", next), nullptr);
+    x = finding(f, "module-package-pending", next);
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->severity, "warning");
+    EXPECT_TRUE(f.kernels[1].ready);
+    EXPECT_FALSE(f.kernels[1].module);
+    EXPECT_TRUE(f.ready);
+    // Configured, it is installed: its module is what counts, and here it never came.
+    sys.add_file("/var/lib/dpkg/status",
+                 "Package: linux-modules-nvidia-580-server-6.8.0-51-generic\n"
+                 "Status: install ok installed\n"
+                 "Version: 6.8.0-51.52+1\n\n");
+    f = forecast_next_boot(sys, facts, no_upgrade());
+    EXPECT_NE(finding(f, "kernel-without-module", next), nullptr);
+    EXPECT_FALSE(f.ready);
 }
 
 TEST(Forecast, AfterHeadersAndTheBuildItIsReady) {
