@@ -26,7 +26,20 @@ namespace {
 bool refuse_kernel(const Forecast& f, const std::string& kernel) {
     const auto k = std::find_if(f.kernels.begin(), f.kernels.end(),
                                 [&](const KernelForecast& x) { return x.kernel == kernel; });
-    return !f.driver_version.empty() && k != f.kernels.end() && !k->module && !k->headers;
+    // ready without a module: Canonical's module package for it is in the same package run.
+    return !f.driver_version.empty() && k != f.kernels.end() && !k->module && !k->headers &&
+           !k->ready;
+}
+
+/// The forecast's own fix for `kernel` having no module (headers then DKMS, or Canonical's
+/// module package on the signed path); empty when there is no such finding.
+std::string module_fix(const Forecast& f, const std::string& kernel) {
+    for (const auto& x : f.findings) {
+        if (x.id == "kernel-without-module" && x.kernel == kernel) {
+            return x.fix;
+        }
+    }
+    return {};
 }
 
 } // namespace
@@ -88,12 +101,16 @@ void add_forecast_command(CLI::App& app, const GlobalOptions& opts, int& exit_co
                 spdlog::warn("forecast {} {}: {} (fix: {})", x.severity, x.id, x.summary, x.fix);
             }
             if (block && refuse_kernel(f, kernel)) {
+                const auto fix = module_fix(f, kernel);
                 std::cerr << "gpuprov: refusing kernel " << kernel
                           << ": no nvidia module is built for it and its headers are missing "
-                             "(driver.kernel_guard: block). Install the headers first: "
-                          << (facts.os.family == "rhel" ? "dnf install kernel-devel-"
-                                                        : "apt-get install linux-headers-")
-                          << kernel << "\n";
+                             "(driver.kernel_guard: block). Install first: "
+                          << (fix.empty()
+                                  ? (facts.os.family == "rhel" ? "dnf install kernel-devel-"
+                                                               : "apt-get install linux-headers-") +
+                                        kernel
+                                  : fix)
+                          << "\n";
                 exit_code = kExitFailed;
                 return;
             }

@@ -2,10 +2,12 @@
 // driver's version with the blacklist in its initramfs; and what the next upgrade would break.
 // Judged by effects (the module file under /lib/modules/<k>, not a package's promise).
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <gpuprov/dkms.hpp>
 #include <gpuprov/forecast.hpp>
 #include <gpuprov/nvidia_smi.hpp>
+#include <gpuprov/package_db.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/upgrade_preview.hpp>
@@ -93,6 +95,58 @@ std::optional<KernelModule> find_module(const System& sys, const std::string& k,
     return m;
 }
 
+/// Canonical's signed precompiled modules on this host (src/steps/driver_signed.hpp): the series
+/// of the installed linux-modules-nvidia-<series>-<running kernel> ("580-server"), and the
+/// installed flavour metapackage of that series, which brings each new kernel's module with the
+/// kernel ("linux-modules-nvidia-580-server-generic"). Empty series: the module is not theirs.
+struct PrecompiledSet {
+    std::string series;
+    std::string meta;
+};
+
+PrecompiledSet precompiled_set(const HostFacts& facts) {
+    constexpr std::string_view prefix = "linux-modules-nvidia-";
+    const auto suffix = "-" + facts.kernel;
+    PrecompiledSet out;
+    for (const auto& [name, version] : facts.packages) {
+        if (starts_with(name, prefix) && name.size() > prefix.size() + suffix.size() &&
+            name.ends_with(suffix)) {
+            out.series = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+        }
+    }
+    if (out.series.empty()) {
+        return out;
+    }
+    // The metapackage names a flavour ("generic"), never a release (which starts with a digit);
+    // the -open series of the same branch is another series.
+    const auto meta_prefix = std::string(prefix) + out.series + "-";
+    for (const auto& [name, version] : facts.packages) {
+        if (starts_with(name, meta_prefix) && name.size() > meta_prefix.size() &&
+            std::isdigit(static_cast<unsigned char>(name[meta_prefix.size()])) == 0 &&
+            !starts_with(name, meta_prefix + "open-")) {
+            out.meta = name;
+        }
+    }
+    return out;
+}
+
+/// "generic" from "6.8.0-51-generic": what follows the ABI number; empty when there is none.
+std::string kernel_flavour(const std::string& k) {
+    const auto first = k.find('-');
+    const auto second = first == std::string::npos ? first : k.find('-', first + 1);
+    return second == std::string::npos ? std::string() : k.substr(second + 1);
+}
+
+/// dpkg is installing `name` in the run this forecast is part of: unpacked (or half-configured)
+/// and selected for install. Ubuntu's kernel image is configured before the module packages that
+/// depend on it, so the kernel hook sees Canonical's module package for the new kernel unpacked,
+/// its postinst (which joins the signed module into place) still to run.
+bool being_installed(const System& sys, const std::string& name) {
+    const auto* p = dpkg_database(sys).find(name);
+    return p != nullptr &&
+           (p->status == "install ok unpacked" || p->status == "install ok half-configured");
+}
+
 std::string headers_fix(const HostFacts& facts, const std::string& k) {
     return facts.os.family == "rhel" ? "dnf install kernel-devel-" + k
                                      : "apt-get install linux-headers-" + k;
@@ -115,7 +169,23 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
         kf.signature_trusted = signature->trusted;
         kf.signer = signature->signer;
     }
-    if (!kf.module) {
+    const auto signed_set = precompiled_set(facts);
+    const auto module_pkg = "linux-modules-nvidia-" + signed_set.series + "-" + k;
+    // The kernel hook during the kernel's own upgrade: the module arrives in the same dpkg run.
+    const bool arriving =
+        !kf.module && !signed_set.series.empty() && being_installed(sys, module_pkg);
+    if (arriving) {
+        findings.push_back({.id = "module-package-pending",
+                            .severity = "warning",
+                            .kernel = k,
+                            .summary = fmt::format("{}'s nvidia module comes with {}, which this "
+                                                   "package run has unpacked and configures "
+                                                   "after the kernel (its postinst puts "
+                                                   "Canonical's signed module in place)",
+                                                   which, module_pkg),
+                            .fix = "none: let the package manager finish; `gpuprov forecast` "
+                                   "then finds the module"});
+    } else if (!kf.module) {
         std::string fix;
         std::string why;
         const auto source = std::find_if(dkms.begin(), dkms.end(),
@@ -123,7 +193,21 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
         const auto dkms_add = source == dkms.end() ? std::string("dkms autoinstall -k ") + k
                                                    : "dkms install " + source->module + "/" +
                                                          source->version + " -k " + k;
-        if (!kf.headers) {
+        if (!signed_set.series.empty() && !kernel_flavour(k).empty()) {
+            // Canonical builds and signs the module per kernel; nothing is built here.
+            if (signed_set.meta.empty()) {
+                why = "Canonical's module package for it (" + module_pkg +
+                      ") is not installed, and no flavour metapackage brings one with each kernel";
+                fix = fmt::format("apt-get install {} linux-modules-nvidia-{}-{} (the flavour "
+                                  "metapackage: every later kernel update brings its module)",
+                                  module_pkg, signed_set.series, kernel_flavour(k));
+            } else {
+                why = "Canonical's module package for it (" + module_pkg + ") is not installed";
+                fix = fmt::format("apt-get update, then apt-get install {} (once the archive "
+                                  "publishes it, {} follows the kernel with it)",
+                                  module_pkg, signed_set.meta);
+            }
+        } else if (!kf.headers) {
             why = "its headers are not installed, so DKMS cannot build one";
             fix = headers_fix(facts, k) + ", then " + dkms_add;
         } else {
@@ -186,8 +270,8 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
                         ? fmt::format("dracut --force /boot/initramfs-{}.img {}", k, k)
                         : fmt::format("update-initramfs -u -k {}", k)});
     }
-    kf.ready = kf.module.has_value() && kf.version_matches && kf.signature_trusted != false &&
-               kf.initramfs_blacklisted != false;
+    kf.ready = (kf.module.has_value() || arriving) && kf.version_matches &&
+               kf.signature_trusted != false && kf.initramfs_blacklisted != false;
 }
 
 /// "linux-image-6.1.0-31-amd64" → "6.1.0-31-amd64" (Debian, Ubuntu; unsigned images too);

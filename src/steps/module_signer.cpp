@@ -37,6 +37,10 @@ Command modinfo_command(const std::string& module, bool log_output) {
     return {.argv = {"modinfo", module}, .timeout = 30s, .log_output = log_output};
 }
 
+Command modinfo_for_kernel_command(const std::string& module, const std::string& kernel) {
+    return {.argv = {"modinfo", "-k", kernel, module}, .timeout = 30s};
+}
+
 ModuleSignature parse_modinfo_signature(const CommandResult& r) {
     ModuleSignature s;
     if (!r.ok()) {

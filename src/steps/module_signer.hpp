@@ -33,6 +33,10 @@ struct ModuleSignature {
 
 /// `modinfo MODULE`: a module name (the running kernel's module) or a module file's path.
 [[nodiscard]] Command modinfo_command(const std::string& module, bool log_output = true);
+/// `modinfo -k KERNEL MODULE`: the module that kernel's modules.dep names (what modprobe would
+/// load when it runs); `uname -r` alone names the kernel modinfo runs under.
+[[nodiscard]] Command modinfo_for_kernel_command(const std::string& module,
+                                                 const std::string& kernel);
 /// The signer and sig_key fields of modinfo's answer (`field:<padding>value` lines; the
 /// signature's own hex continues on indented lines and is not read).
 [[nodiscard]] ModuleSignature parse_modinfo_signature(const CommandResult& r);

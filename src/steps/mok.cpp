@@ -249,9 +249,13 @@ public:
 
     [[nodiscard]] std::vector<CheckOutcome> verify(const StepContext& ctx,
                                                    const System& sys) const override {
-        if (!ctx.profile.driver || !ctx.facts.secure_boot.value_or(false) ||
-            signed_modules_chosen(ctx)) {
+        if (!ctx.profile.driver || !ctx.facts.secure_boot.value_or(false)) {
             return {};
+        }
+        if (signed_modules_chosen(ctx)) {
+            // No key of ours to enrol, but the proof is the same: the module the running kernel
+            // loads carries a signature the kernel trusts, here Canonical's built-in key.
+            return {distribution_signer_outcome(ctx.facts, sys)};
         }
         const auto cmd = mok_test_key_command();
         const auto state = parse_mok_test_key(sys.query(cmd));
@@ -303,6 +307,42 @@ public:
         }
         c.fix = "rebuild and re-sign the module with DKMS (dkms autoinstall --force), which signs "
                 "with the key in /etc/dkms/framework.conf";
+        return c;
+    }
+
+    /// Canonical's signed precompiled modules (driver_signed.hpp): the nvidia module of the
+    /// running kernel (`modinfo -k`, as modprobe resolves it through that kernel's modules.dep)
+    /// is signed by the distribution's module key, which Ubuntu's kernels carry built in.
+    [[nodiscard]] static CheckOutcome distribution_signer_outcome(const HostFacts& facts,
+                                                                  const System& sys) {
+        const auto modinfo = modinfo_for_kernel_command("nvidia", facts.kernel);
+        CheckOutcome c{.id = "secure-boot.module-signer",
+                       .step = "secure-boot",
+                       .command = display_argv(modinfo.argv),
+                       .expected = "the nvidia module of kernel " + facts.kernel +
+                                   " signed by the distribution's module key (Canonical's)"};
+        const auto sig = parse_modinfo_signature(sys.query(modinfo));
+        c.excerpt = fmt::format("signer {}; sig_key {}", sig.signer.empty() ? "none" : sig.signer,
+                                sig.key.empty() ? "none" : sig.key);
+        if (!sig.read) {
+            c.found = "modinfo failed: " + sig.error;
+        } else if (!sig.is_signed()) {
+            c.found = "the nvidia module is unsigned";
+        } else if (sig.signer_unknown()) {
+            c.found = "the nvidia module is signed (" + sig.sig_id +
+                      "), but this modinfo cannot read by whom";
+        } else if (classify_signer(sig, "", facts) == SignerKind::distribution) {
+            c.passed = true;
+            c.found = "signed by " + sig.signer + " (key " + sig.key + ")";
+            return c;
+        } else {
+            c.found = fmt::format("the nvidia module is signed by '{}' (key {}), not by the "
+                                  "distribution's module key",
+                                  sig.signer, sig.key);
+        }
+        c.fix = "apt-get install --reinstall linux-modules-nvidia-<branch>-server-" + facts.kernel +
+                " (Canonical's signed module for this kernel); a module of another origin "
+                "(DKMS, the runfile) shadowing it goes first";
         return c;
     }
 

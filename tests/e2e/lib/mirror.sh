@@ -18,6 +18,12 @@ E2E_DRIVER_USERSPACE_ONLY=550.90.12
 E2E_USERSPACE_ONLY_REPO=e2e-userspace-only/compute/cuda/repos/debian12/x86_64
 # That build whole, its nvidia-dkms-550 included (also scenario 53 only).
 E2E_DRIVER_NEXT_REPO=e2e-driver-next/compute/cuda/repos/debian12/x86_64
+# Ubuntu 24.04's archive for Secure Boot hosts (scenario 54, mirror/ubuntu_archive.py): as gpuprov
+# finds it (the running kernel's ABI) and after a kernel update is published.
+E2E_UBUNTU_ARCHIVE=ubuntu-archive/noble
+E2E_UBUNTU_ARCHIVE_NEXT=ubuntu-archive/noble-next
+E2E_UBUNTU_KERNEL=6.8.0-50-generic E2E_UBUNTU_KERNEL_NEXT=6.8.0-51-generic
+E2E_UBUNTU_580_SERVER=580.95.05
 # The 2026 tree, $E2E_TREE_2026/<slug>/, carries NVIDIA's recorded graph (tests/fixtures/nvidia-repos;
 # scenarios 29 and 43 and profiles/e2e-2026.yaml.in use it), the newest and the older build per
 # branch. Ubuntu (ubuntu2404; ubuntu2204 has 580, 595 and 610): revisions <version>-1ubuntu1, fabric

@@ -381,6 +381,23 @@ rootfs_simulate_nova() {
     done
 }
 
+# rootfs_simulate_secure_boot ROOT KEY-DIR: UEFI firmware with Secure Boot on, and the kernel's
+# trusted keys. efivarfs shows the SecureBoot variable as its 4 attribute bytes (NV, BS, RT: 0x06)
+# and the 1-byte value, 1 = on (what gpuprov's facts read). The simulated kernel carries the
+# certificate of KEY-DIR (the mirror's stand-in for Canonical's module signing key,
+# mirror/ubuntu_archive.py) built in, as Ubuntu's kernels carry Canonical's: /proc/keys lists it
+# as the kernel does, "asymmetri <CN>: <subject key id>: X509.rsa <last 8> []" (the stand-in's
+# key id is its serial, which is what modinfo's sig_key shows). lib/modprobe-standin loads only
+# modules signed by a key listed there.
+rootfs_simulate_secure_boot() {
+    local r=$1 keydir=$2 serial
+    mkdir -p "$r/sys/firmware/efi/efivars"
+    printf '\x06\x00\x00\x00\x01' >"$r/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+    serial=$(tr 'A-F' 'a-f' <"$keydir/serial")
+    printf '%s I------     1 perm 1f030000     0     0 asymmetri Canonical Ltd. Kernel Module Signing: %s: X509.rsa %s []\n' \
+        1d6a5a2e "$serial" "${serial: -8}" >>"$r/proc/keys"
+}
+
 # A reboot: a new boot id, nouveau gone when the blacklist is in place, no module loaded until
 # the boot loads the one DKMS built for the running kernel (if any), then enabled units start.
 rootfs_reboot() {

@@ -18,7 +18,7 @@ OUT=${1:?usage: build.sh OUTDIR}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg" "$OUT/index-pad"
+rm -rf "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls" "$OUT/gnupg" "$OUT/index-pad" "$OUT/canonical-module-key"
 mkdir -p "$OUT/www" "$OUT/pool" "$OUT/stage" "$OUT/tls"
 
 DRV=550.90.07 # the newest build of branch 550; 550.54.15 is the older one
@@ -511,6 +511,19 @@ mkrepo "nvidia-2026-newest/compute/cuda/repos/ubuntu2404/x86_64" "NVIDIA CUDA" @
     'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
     'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 mkrepo debian-kernel "Debian" 'linux-*'
+# Ubuntu's archive for Secure Boot hosts (scenario 54; mirror/ubuntu_archive.py, recorded shape in
+# tests/fixtures/ubuntu-archive): Canonical's signed precompiled modules for driver 580-server and
+# the kernel packages they follow, in two published states: noble/ as gpuprov finds it (kernel ABI
+# 6.8.0-50), noble-next/ after a kernel update (ABI 6.8.0-51 with its module package and the bumped
+# metapackages). Its own pool directory: the legacy globs (linux-*, libnvidia-compute-*) must not
+# see it. The stand-in module signing key stays outside www/ (lib/rootfs.sh reads its serial).
+"$PY" "$HERE/ubuntu_archive.py" build "$HERE/../../fixtures/ubuntu-archive/noble/Packages" \
+    "$OUT/pool/ubuntu-archive" "$OUT/canonical-module-key" >"$OUT/stage/ubuntu-archive.plan"
+for state in now next; do
+    sed -n "s|^REPO $state |ubuntu-archive/|p" "$OUT/stage/ubuntu-archive.plan" >"$OUT/stage/fixtures.ubuntu-noble-$state"
+done
+mkrepo ubuntu-archive/noble "Ubuntu" @ubuntu-noble-now
+mkrepo ubuntu-archive/noble-next "Ubuntu" @ubuntu-noble-next
 mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
 # The debian12 CUDA index signed the two ways apt refuses (scenario 28, served in place of
 # InRelease by the server's "file:" fault): a SHA-1 signature, and a Release whose Valid-Until

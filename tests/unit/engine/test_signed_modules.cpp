@@ -130,6 +130,71 @@ TEST_F(SignedModules, OnlyTheSignedPathSkipsTheMachineOwnerKey) {
     EXPECT_NE(run.check("secure-boot").status, StepStatus::skipped);
 }
 
+/// `modinfo -k KERNEL nvidia` as kmod prints it for Canonical's precompiled module (the path
+/// linux-modules-nvidia-<b>-server-<kernel> links it to), signed by `signer` with key
+/// `sig_key`; no sig_* fields when `signer` is empty.
+std::string modinfo_precompiled(const std::string& signer, const std::string& sig_key) {
+    std::string out = "filename:       /lib/modules/" + kUbuntuKernel +
+                      "/kernel/nvidia-580srv/nvidia.ko\n"
+                      "version:        580.95.05\n"
+                      "license:        NVIDIA\n"
+                      "name:           nvidia\n"
+                      "vermagic:       " +
+                      kUbuntuKernel + " SMP preempt mod_unload modversions \n";
+    if (!signer.empty()) {
+        out += "sig_id:         PKCS#7\nsigner:         " + signer +
+               "\nsig_key:        " + sig_key +
+               "\nsig_hashalgo:   sha256\nsignature:      41:72:A0:52:61:DF:0E:38:\n"
+               "\t\t80:97:F1:4D:C4:86:09:AF\n";
+    }
+    return out;
+}
+
+// Secure Boot verify on the signed path has no machine owner key to look at, but it still proves
+// the module the running kernel loads is signed by the key Ubuntu's kernels trust; anything else
+// (unsigned, another signer) fails with the fix.
+TEST_F(SignedModules, VerifyProvesTheRunningKernelsModuleIsSignedByCanonical) {
+    TestHost host({.nvswitches = 0, .secure_boot = true, .os = "ubuntu-24.04"});
+    secure_boot_ubuntu(host);
+    std::string signer = "Canonical Ltd. Kernel Module Signing";
+    std::string key = "3B:8B:60:D1:3A:7E";
+    Strings asked;
+    host.sys.on_command_prefix({"modinfo"}, [&](const Command& c) {
+        asked = c.argv;
+        return CommandResult{.exit_code = 0, .out = modinfo_precompiled(signer, key)};
+    });
+    const auto p = ubuntu("server");
+    StepRunner run(host, p);
+    const auto find = [&] {
+        const auto all = run.step("secure-boot").verify(run.ctx(), host.sys);
+        EXPECT_EQ(all.size(), 1U) << "no machine owner key outcome on the signed path";
+        return all.empty() ? CheckOutcome{} : all.front();
+    };
+    auto c = find();
+    EXPECT_EQ(asked, (Strings{"modinfo", "-k", kUbuntuKernel, "nvidia"}));
+    EXPECT_EQ(c.id, "secure-boot.module-signer");
+    EXPECT_TRUE(c.passed) << c.found;
+    EXPECT_EQ(c.found, "signed by Canonical Ltd. Kernel Module Signing (key 3B8B60D13A7E)");
+
+    signer = "gpuprov DKMS module signing key";
+    c = find();
+    EXPECT_FALSE(c.passed);
+    EXPECT_TRUE(contains(c.found, "not by the distribution's module key")) << c.found;
+    EXPECT_TRUE(contains(c.fix, "linux-modules-nvidia-<branch>-server-" + kUbuntuKernel)) << c.fix;
+
+    signer.clear();
+    c = find();
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.found, "the nvidia module is unsigned");
+
+    host.sys.on_command_prefix({"modinfo"}, [](const Command&) {
+        return CommandResult{.exit_code = 1, .err = "modinfo: ERROR: Module nvidia not found.\n"};
+    });
+    c = find();
+    EXPECT_FALSE(c.passed);
+    EXPECT_TRUE(contains(c.found, "modinfo failed")) << c.found;
+}
+
 TEST_F(SignedModules, AKernelThatIsNotUbuntusBlocksWithTheReason) {
     TestHost host({.nvswitches = 0, .secure_boot = true, .os = "ubuntu-24.04"});
     host.sys.add_file("/proc/sys/kernel/osrelease", "6.8.0\n");
