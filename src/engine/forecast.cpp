@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gpuprov/dkms.hpp>
 #include <gpuprov/forecast.hpp>
+#include <gpuprov/kernel_flavour.hpp>
 #include <gpuprov/nvidia_smi.hpp>
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/profile.hpp>
@@ -130,13 +131,6 @@ PrecompiledSet precompiled_set(const HostFacts& facts) {
     return out;
 }
 
-/// "generic" from "6.8.0-51-generic": what follows the ABI number; empty when there is none.
-std::string kernel_flavour(const std::string& k) {
-    const auto first = k.find('-');
-    const auto second = first == std::string::npos ? first : k.find('-', first + 1);
-    return second == std::string::npos ? std::string() : k.substr(second + 1);
-}
-
 /// dpkg is installing `name` in the run this forecast is part of: unpacked (or half-configured)
 /// and selected for install. Ubuntu's kernel image is configured before the module packages that
 /// depend on it, so the kernel hook sees Canonical's module package for the new kernel unpacked,
@@ -193,14 +187,14 @@ void judge_kernel(const System& sys, const HostFacts& facts, const Forecast& f,
         const auto dkms_add = source == dkms.end() ? std::string("dkms autoinstall -k ") + k
                                                    : "dkms install " + source->module + "/" +
                                                          source->version + " -k " + k;
-        if (!signed_set.series.empty() && !kernel_flavour(k).empty()) {
+        if (!signed_set.series.empty() && !ubuntu_kernel_flavour(k).empty()) {
             // Canonical builds and signs the module per kernel; nothing is built here.
             if (signed_set.meta.empty()) {
                 why = "Canonical's module package for it (" + module_pkg +
                       ") is not installed, and no flavour metapackage brings one with each kernel";
                 fix = fmt::format("apt-get install {} linux-modules-nvidia-{}-{} (the flavour "
                                   "metapackage: every later kernel update brings its module)",
-                                  module_pkg, signed_set.series, kernel_flavour(k));
+                                  module_pkg, signed_set.series, ubuntu_kernel_flavour(k));
             } else {
                 why = "Canonical's module package for it (" + module_pkg + ") is not installed";
                 fix = fmt::format("apt-get update, then apt-get install {} (once the archive "

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <gpuprov/gpu_rules.hpp>
 
-namespace gpuprov::steps {
+namespace gpuprov {
 
 std::string ubuntu_kernel_flavour(std::string_view kernel) {
     // <upstream version>-<ABI number>-<flavour>: the flavour is what follows the ABI number.
@@ -22,6 +22,10 @@ std::string ubuntu_kernel_flavour(std::string_view kernel) {
     }
     return std::string(kernel.substr(abi_end + 1));
 }
+
+} // namespace gpuprov
+
+namespace gpuprov::steps {
 
 std::vector<std::string> signed_module_packages(const std::string& branch, bool open,
                                                 const std::string& kernel) {

@@ -8,16 +8,13 @@
 // with the kernel metapackage so a kernel update brings its module.
 #include "common.hpp"
 
+#include <gpuprov/kernel_flavour.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gpuprov::steps {
-
-/// The flavour of an Ubuntu kernel release: "generic" from "6.8.0-50-generic", "aws" from
-/// "6.8.0-1015-aws", "generic-64k" from "6.8.0-50-generic-64k"; empty when the release is not
-/// <version>-<abi>-<flavour>.
-[[nodiscard]] std::string ubuntu_kernel_flavour(std::string_view kernel);
 
 /// Canonical's package set for driver `branch` (server series; `open`: its open modules) on the
 /// running `kernel`, in install order: nvidia-headless-no-dkms-<b>-server[-open],

@@ -13,18 +13,18 @@ namespace {
 const std::string kUbuntuKernel = "6.8.0-50-generic";
 
 TEST(UbuntuKernelFlavour, IsWhatFollowsTheAbiNumber) {
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50-generic"), "generic");
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-1015-aws"), "aws");
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50-generic-64k"), "generic-64k");
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-1017-nvidia"), "nvidia");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0-50-generic"), "generic");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0-1015-aws"), "aws");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0-50-generic-64k"), "generic-64k");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0-1017-nvidia"), "nvidia");
 }
 
 TEST(UbuntuKernelFlavour, IsEmptyForReleasesWithoutAnAbiAndFlavour) {
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0"), "");
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50"), "");
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-50-"), "");
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0-rc1-custom"), ""); // no ABI number
-    EXPECT_EQ(steps::ubuntu_kernel_flavour("6.8.0--generic"), "");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0"), "");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0-50"), "");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0-50-"), "");
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0-rc1-custom"), ""); // no ABI number
+    EXPECT_EQ(ubuntu_kernel_flavour("6.8.0--generic"), "");
 }
 
 TEST(SignedModulePackages, AreTheHeadlessUserspaceThisKernelsModuleAndTheFlavourMeta) {
