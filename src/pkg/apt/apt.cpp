@@ -252,7 +252,11 @@ public:
         for (const auto& d : {lists, parts, cache}) {
             sys.make_dirs(d);
             for (const auto& old : sys.list_dir(d)) {
-                sys.remove_file(d + "/" + old);
+                // apt itself leaves directories here (lists/auxfiles, cache/archives after a
+                // bundle's download); only the links and files of the last view go.
+                if (!sys.is_dir(d + "/" + old)) {
+                    sys.remove_file(d + "/" + old);
+                }
             }
         }
         for (const auto& name : sys.list_dir(kAptLists)) {
