@@ -1,3 +1,4 @@
+#include "bundle_use.hpp"
 #include "cli_common.hpp"
 #include "profile_arg.hpp"
 #include "render.hpp"
@@ -204,6 +205,8 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                 {"never", "if-needed"})
         ->type_name("POLICY")
         ->capture_default_str();
+    static BundleArgs bundle_args;
+    add_bundle_options(cmd, bundle_args);
     cmd->add_flag("--json", json, "print the run's result as one JSON document");
     cmd->add_flag("--allow-remove", allow_remove,
                   "allow apt to remove packages the profile does not own (the plan lists "
@@ -213,6 +216,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                   "changed (owned by another user, group/other-writable, or in such a "
                   "directory); refused by default");
     cmd->callback([&opts, &exit_code] {
+        use_bundle(bundle_args);
         auto filter = make_filter(filter_args);
         std::optional<SavedPlan> saved;
         if (!plan_file.empty()) {
@@ -243,7 +247,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                             "apply ...); `gpuprov plan` shows the changes without root");
         }
         const auto& matrix = Matrix::builtin();
-        const auto profile = load_profile(profile_arg, matrix);
+        const auto profile = load_cli_profile(opts, profile_arg, matrix);
         const auto self = running_binary();
         if (!allow_untrusted) {
             require_local_trust(sys, profile_arg, profile, self);

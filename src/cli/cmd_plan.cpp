@@ -1,3 +1,4 @@
+#include "bundle_use.hpp"
 #include "cli_common.hpp"
 #include "profile_arg.hpp"
 #include "render.hpp"
@@ -109,7 +110,7 @@ PlanRun compute_plan(const GlobalOptions& opts, const std::string& profile_arg,
                      const StepFilter& filter, bool allow_remove, bool fresh_indexes) {
     auto& sys = host_system(opts);
     const auto& matrix = Matrix::builtin();
-    const auto profile = load_profile(profile_arg, matrix);
+    const auto profile = load_cli_profile(opts, profile_arg, matrix);
     PlanRun run;
     run.facts = detect_facts(sys, matrix);
     const RepoCacheDir cache(opts, sys);
@@ -224,6 +225,8 @@ void add_plan_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) 
     cmd->add_option("PROFILE", profile, "built-in name (cv-train, nlp-infer, sci-sim) or YAML file")
         ->type_name(kProfileValue)
         ->required();
+    static BundleArgs bundle_args;
+    add_bundle_options(cmd, bundle_args);
     cmd->add_flag("--json", json, "one JSON document on stdout");
     cmd->add_flag("--detailed-exitcode", detailed, "exit 2 when changes are pending, 0 when none");
     add_step_filter_options(cmd, filter_args);
@@ -235,6 +238,7 @@ void add_plan_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) 
                     "carries out exactly it, or refuses naming what changed")
         ->type_name(kFileValue);
     cmd->callback([&opts, &exit_code] {
+        use_bundle(bundle_args);
         const auto filter = make_filter(filter_args);
         if (!out_file.empty() && foreign_root(opts)) {
             throw UsageError("plan --out with --root is refused: no transaction is resolved for "

@@ -1,3 +1,4 @@
+#include "bundle_use.hpp"
 #include "cli_common.hpp"
 #include "render.hpp"
 #include "verify_smoke.hpp"
@@ -152,6 +153,8 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
     cmd->add_option("PROFILE", profile_arg, "built-in profile name or YAML file")
         ->type_name(kProfileValue)
         ->required();
+    static BundleArgs bundle_args;
+    add_bundle_options(cmd, bundle_args);
     cmd->add_flag("--json", json, "one JSON document on stdout");
     cmd->add_option("--junit", junit, "also write the results as JUnit XML to FILE")
         ->type_name(kFileValue);
@@ -161,12 +164,13 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
                   "also run code on the GPUs: a CUDA program built with the profile's nvcc, "
                   "nccl-tests' all_reduce_perf, the profile's PyTorch");
     cmd->callback([&opts, &exit_code] {
+        use_bundle(bundle_args);
         if (smoke) {
             refuse_smoke_under_root(opts);
         }
         const auto filter = make_filter(filter_args);
         const auto& matrix = Matrix::builtin();
-        const auto profile = load_profile(profile_arg, matrix);
+        const auto profile = load_cli_profile(opts, profile_arg, matrix);
         auto& sys = host_system(opts);
         const auto facts = detect_facts(sys, matrix);
         // Every step's own checks (the repository's, nouveau's, monitoring's as well as the

@@ -1,4 +1,5 @@
 // gpuprov: turn a fresh machine into a working, verified NVIDIA GPU server.
+#include "bundle_use.hpp"
 #include "cli_common.hpp"
 #include "cmd_forecast.hpp"
 
@@ -297,6 +298,7 @@ int main(int argc, char** argv) {
     add_forecast_command(app, opts, exit_code);
     add_cloud_init_command(app, opts, exit_code);
     add_k8s_manifests_command(app, opts, exit_code);
+    add_bundle_command(app, opts, exit_code);
 
     add_help_command(app);
     add_completion_command(app);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <gpuprov/bundle.hpp>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/journal.hpp>
@@ -76,6 +77,8 @@ GroupRequest group_request(const Plan& plan, const std::vector<std::size_t>& gro
     return g;
 }
 
+} // namespace
+
 // Every profile repository whose verified index gpuprov holds, offered to apt's private view.
 std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const System& sys,
                                            const std::string& cache_dir) {
@@ -111,6 +114,8 @@ std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const System&
     }
     return out;
 }
+
+namespace {
 
 // Depends of `name` at the version the transaction installs (from the repository index), or of
 // the installed package when the transaction does not touch it.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <gpuprov/clearsigned.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/key_policy.hpp>
 #include <gpuprov/repo.hpp>
@@ -46,7 +47,7 @@ Checked<std::string> fetch_body(const System& sys, const std::string& url,
     FetchRequest req;
     req.url = url;
     req.max_bytes = max_bytes;
-    auto r = sys.fetch(req);
+    auto r = repo_detail::fetch_url(sys, req);
     if (r.ok) {
         return {std::move(r.body), {}};
     }
@@ -343,7 +344,9 @@ std::optional<IndexLoadResult> from_cache(System& sys, const ResolvedRepo& repo,
 }
 
 bool is_insecure(const std::string& url) {
-    return !starts_with(to_lower(url), "https://");
+    // file:// is read from this host's disk: nothing travels, so nothing to protect in transit.
+    const auto lower = to_lower(url);
+    return !starts_with(lower, "https://") && !starts_with(lower, "file://");
 }
 
 bool ends_with_gz(const std::string& s) {
@@ -375,6 +378,13 @@ std::optional<std::string> refuse_before_download(const ResolvedRepo& repo,
 }
 
 } // namespace
+
+ClearsignedCheck verify_clearsigned(const System& sys, const std::string& keyring,
+                                    const std::string& message, const std::string& pinned,
+                                    const std::string& where) {
+    auto checked = verify_inrelease(sys, keyring, message, pinned, where);
+    return {std::move(checked.value), std::move(checked.error)};
+}
 
 IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
                                    const std::string& cache_dir, std::chrono::seconds max_age) {

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the files of gpuprov_repo; not part of the public interface.
 #include <cstdint>
+#include <gpuprov/system.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,5 +47,10 @@ struct OpenPgpPacketRead {
 /// Reads the packet at `pos` of a binary key and moves `pos` past it. The one packet reader:
 /// parse_openpgp_key checks keys with it and the key policy walks the keys it accepted.
 [[nodiscard]] OpenPgpPacketRead read_openpgp_packet(std::string_view data, std::size_t& pos);
+
+/// sys.fetch for http(s); a file:// URL (an offline bundle, docs/air-gapped.md) is read from
+/// the local file system instead, with the same result shape, so a bundle's repository goes
+/// through the very checks (key, gpgv, SHA-256) a mirror's does.
+[[nodiscard]] FetchResult fetch_url(const System& sys, const FetchRequest& req);
 
 } // namespace gpuprov::repo_detail

@@ -54,7 +54,7 @@ PackageFileResult fetch_package_file(System& sys, const ResolvedRepo& repo,
     const auto url = repo.url + std::string(filename);
     FetchRequest req;
     req.url = url;
-    const auto r = sys.fetch(req);
+    const auto r = repo_detail::fetch_url(sys, req);
     if (!r.ok) {
         return {.path = {},
                 .error = fmt::format("cannot fetch {}: {}", url,

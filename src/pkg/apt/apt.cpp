@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <gpuprov/apt_download.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
@@ -230,7 +231,6 @@ public:
         return out;
     }
 
-private:
     static void append_targets(std::vector<std::string>& argv, const std::vector<PackagePin>& pins,
                                const std::vector<std::string>& removals) {
         for (const auto& p : pins) {
@@ -252,7 +252,11 @@ private:
         for (const auto& d : {lists, parts, cache}) {
             sys.make_dirs(d);
             for (const auto& old : sys.list_dir(d)) {
-                sys.remove_file(d + "/" + old);
+                // apt itself leaves directories here (lists/auxfiles, cache/archives after a
+                // bundle's download); only the links and files of the last view go.
+                if (!sys.is_dir(d + "/" + old)) {
+                    sys.remove_file(d + "/" + old);
+                }
             }
         }
         for (const auto& name : sys.list_dir(kAptLists)) {
@@ -304,6 +308,9 @@ private:
         return out;
     }
 
+    static std::map<std::string, std::string> environment() { return noninteractive(); }
+
+private:
     static bool ends_with(std::string_view s, std::string_view suffix) {
         return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
     }
@@ -330,6 +337,40 @@ private:
 
 PackageTransaction apt_upgrade_preview(const System& sys) {
     return Apt::upgrade_preview(sys);
+}
+
+PackageTransaction apt_download(System& sys, const SimulationRequest& req,
+                                const std::string& download_dir, const std::string& status_file) {
+    if (req.scratch_dir.empty() || download_dir.empty() || status_file.empty()) {
+        throw BugError("apt_download needs the private view, a download directory and a status");
+    }
+    PackageTransaction t;
+    t.requested = req.installs;
+    // --download-only: apt's own downloader, which checks every file against the signed index
+    // it came from; the status file stands for a fresh host's database.
+    std::vector<std::string> argv{"apt-get",
+                                  "install",
+                                  "--download-only",
+                                  "--yes",
+                                  "-o",
+                                  "Debug::NoLocking=1",
+                                  "-o",
+                                  "Dir::Cache::archives=" + download_dir,
+                                  "-o",
+                                  "Dir::State::status=" + status_file};
+    const auto view = Apt::make_view(sys, req);
+    argv.insert(argv.end(), view.begin(), view.end());
+    Apt::append_targets(argv, req.installs, {});
+    t.simulated_with = display_argv(argv);
+    t.resolver = "apt-get";
+    t.resolved_by = "apt itself";
+    const auto r =
+        sys.run({.argv = argv, .timeout = 6h, .env = Apt::environment(), .idle_timeout = 15min});
+    if (!r.ok()) {
+        t.error = fmt::format("`{}` exit {}: {}", t.simulated_with, r.exit_code,
+                              tail_lines(r.err.empty() ? r.out : r.err, 12));
+    }
+    return t;
 }
 
 std::unique_ptr<PackageManager> make_apt() {

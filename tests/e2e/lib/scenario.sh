@@ -100,7 +100,7 @@ converged_after_apply() {
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --dry-run) return 0 ;; # a plan already
-            --only|--skip) plan+=("$1" "$2"); shift 2 ;;
+            --only|--skip|--from-bundle|--bundle-key) plan+=("$1" "$2"); shift 2 ;;
             --only=*|--skip=*|--allow-remove|--json) plan+=("$1"); shift ;;
             --reboot) shift 2 ;;
             --plan) # a saved plan: its profile, filters and --allow-remove (docs/saved-plans.md)

@@ -1,0 +1,67 @@
+// --from-bundle / --bundle-key for plan, apply and verify (docs/air-gapped.md): the bundle is
+// checked before anything else happens, and the profile's repositories point at it.
+#include "bundle_use.hpp"
+
+#include <fmt/format.h>
+#include <gpuprov/bundle.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/repo.hpp>
+#include <gpuprov/strings.hpp>
+#include <optional>
+
+namespace gpuprov::cli {
+
+namespace {
+
+std::optional<BundleArgs>& active() {
+    static std::optional<BundleArgs> args;
+    return args;
+}
+
+} // namespace
+
+void add_bundle_options(CLI::App* cmd, BundleArgs& args) {
+    cmd->add_option("--from-bundle", args.from,
+                    "install from an offline bundle (gpuprov bundle): a directory or FILE.tar; "
+                    "the profile's repositories are replaced by the bundle's")
+        ->type_name("DIR|FILE.tar");
+    cmd->add_option("--bundle-key", args.key,
+                    "the fingerprint of the key the bundle must be signed with (gpuprov bundle "
+                    "prints it)")
+        ->type_name("FINGERPRINT");
+}
+
+void use_bundle(const BundleArgs& args) {
+    if (args.from.empty() != args.key.empty()) {
+        throw UsageError("--from-bundle and --bundle-key go together: a bundle is trusted only "
+                         "through the fingerprint of the key that signed it");
+    }
+    if (!args.from.empty()) {
+        active() = args;
+    }
+}
+
+Profile load_cli_profile(const GlobalOptions& opts, const std::string& profile_arg,
+                         const Matrix& matrix) {
+    auto profile = load_profile(profile_arg, matrix);
+    if (!active()) {
+        return profile;
+    }
+    auto& sys = host_system(opts);
+    const auto cache = default_repo_cache_dir(sys);
+    if (cache.empty()) {
+        throw HostError("no repository cache to open the bundle in (set HOME or run as root)");
+    }
+    const auto bundle = open_bundle(sys, active()->from, active()->key, cache);
+    const auto gaps = bundle_gaps(bundle.manifest, detect_facts(sys, matrix));
+    if (!gaps.empty()) {
+        throw Error(fmt::format("the bundle {} lacks what this host needs, nothing was changed:\n "
+                                " {}\nBuild one that has it: gpuprov bundle {} --for {} --kernel "
+                                "$(uname -r) ...",
+                                active()->from, join(gaps, "\n  "), profile_arg,
+                                bundle.manifest.target.text()));
+    }
+    return profile_from_bundle(std::move(profile), bundle);
+}
+
+} // namespace gpuprov::cli

@@ -1,0 +1,254 @@
+// Reading a bundle (docs/air-gapped.md): its manifest, the checks before anything changes, what
+// a host needs that it lacks, and the profile pointed at it.
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+#include <gpuprov/bundle.hpp>
+#include <gpuprov/clearsigned.hpp>
+#include <gpuprov/digest.hpp>
+#include <gpuprov/error.hpp>
+#include <gpuprov/repo.hpp>
+#include <gpuprov/strings.hpp>
+#include <nlohmann/json.hpp>
+
+namespace gpuprov {
+
+namespace {
+
+std::string hex_of(const std::string& digest) {
+    return starts_with(digest, "sha256:") ? digest.substr(7) : digest;
+}
+
+// A manifest path must stay inside the bundle: relative, no "..", no empty parts.
+bool safe_relative(std::string_view path) {
+    if (path.empty() || path.front() == '/') {
+        return false;
+    }
+    const auto parts = split(path, '/');
+    return std::none_of(parts.begin(), parts.end(), [](const auto& part) {
+        return part.empty() || part == "." || part == "..";
+    });
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string normalized_fingerprint(std::string_view fp) {
+    std::string out;
+    for (const char c : fp) {
+        if (c != ' ' && c != ':') {
+            out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+BundleTarget parse_bundle_target(std::string_view text, const std::string& default_arch) {
+    const auto parts = split(text, '/');
+    const bool os_ok = !parts.empty() && parts[0].find('-') != std::string::npos &&
+                       parts[0].front() != '-' && parts[0].back() != '-';
+    if (!os_ok || parts.size() > 2 || (parts.size() == 2 && parts[1].empty())) {
+        throw UsageError(fmt::format(
+            "--for {}: expected OS-VERSION[/ARCH] as profiles spell it (debian-12/x86_64)", text));
+    }
+    return {parts[0], parts.size() == 2 ? parts[1] : default_arch};
+}
+
+std::string bundle_repo_dir(const std::string& name) {
+    return "repos/" + name + "/";
+}
+
+std::string manifest_to_json(const BundleManifest& m) {
+    nlohmann::json files = nlohmann::json::array();
+    for (const auto& f : m.files) {
+        files.push_back({{"path", f.path}, {"sha256", f.sha256}, {"size", f.size}});
+    }
+    nlohmann::json provenance = nlohmann::json::object();
+    for (const auto& [repo, path] : m.provenance) {
+        provenance[repo] = path;
+    }
+    const nlohmann::json doc = {{"kind", "gpuprov-bundle"},
+                                {"format_version", m.format_version},
+                                {"profile", {{"name", m.profile}, {"digest", m.profile_digest}}},
+                                {"target", {{"os", m.target.os}, {"arch", m.target.arch}}},
+                                {"kernels", m.kernels},
+                                {"repositories", m.repositories},
+                                {"key_fingerprint", m.key_fingerprint},
+                                {"provenance", provenance},
+                                {"files", files}};
+    return doc.dump(2) + "\n";
+}
+
+BundleManifest parse_manifest(std::string_view text) {
+    BundleManifest m;
+    try {
+        const auto doc = nlohmann::json::parse(text);
+        if (doc.at("kind").get<std::string>() != "gpuprov-bundle") {
+            throw Error("the bundle manifest is not a gpuprov-bundle document");
+        }
+        m.format_version = doc.at("format_version").get<int>();
+        if (m.format_version != 1) {
+            throw Error(fmt::format("bundle manifest format_version {} is not known to this "
+                                    "gpuprov (1 is)",
+                                    m.format_version));
+        }
+        m.profile = doc.at("profile").at("name").get<std::string>();
+        m.profile_digest = doc.at("profile").at("digest").get<std::string>();
+        m.target = {doc.at("target").at("os").get<std::string>(),
+                    doc.at("target").at("arch").get<std::string>()};
+        m.kernels = doc.at("kernels").get<std::vector<std::string>>();
+        m.repositories = doc.at("repositories").get<std::vector<std::string>>();
+        m.key_fingerprint = doc.at("key_fingerprint").get<std::string>();
+        for (const auto& [repo, path] : doc.at("provenance").items()) {
+            m.provenance.emplace_back(repo, path.get<std::string>());
+        }
+        for (const auto& f : doc.at("files")) {
+            m.files.push_back({f.at("path").get<std::string>(), f.at("sha256").get<std::string>(),
+                               f.at("size").get<std::uint64_t>()});
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(fmt::format("the bundle manifest is malformed: {}", e.what()));
+    }
+    for (const auto& f : m.files) {
+        if (!safe_relative(f.path) || f.sha256.size() != 64) {
+            throw Error(
+                fmt::format("the bundle manifest lists an unusable file entry '{}'", f.path));
+        }
+    }
+    for (const auto& r : m.repositories) {
+        if (!safe_relative(r) || r.find('/') != std::string::npos) {
+            throw Error(fmt::format("the bundle manifest names an unusable repository '{}'", r));
+        }
+    }
+    return m;
+}
+
+OpenedBundle open_bundle(System& sys, const std::string& path, const std::string& fingerprint,
+                         const std::string& cache_dir) {
+    const auto pin = normalized_fingerprint(fingerprint);
+    if (pin.size() != 40) {
+        throw UsageError(fmt::format("--bundle-key {}: expected the bundle key's 40-digit "
+                                     "fingerprint (gpuprov bundle prints it)",
+                                     fingerprint));
+    }
+    OpenedBundle b;
+    b.dir = path;
+    while (b.dir.size() > 1 && b.dir.back() == '/') {
+        b.dir.pop_back();
+    }
+    if (ends_with(path, ".tar")) {
+        // Extracted into gpuprov's own cache (root's is root-only), named after the tar's
+        // content, so plan and apply of one tar share one directory and one source URL.
+        const auto tar = sys.read_file(path);
+        if (!tar) {
+            throw Error(fmt::format("cannot read the bundle {}", path));
+        }
+        b.dir = cache_dir + "/bundles/" + hex_of(content_digest(*tar)).substr(0, 16);
+        sys.make_dirs(b.dir);
+        const auto r = sys.run({.argv = {"tar", "-x", "-f", path, "-C", b.dir, "--no-same-owner",
+                                         "--no-same-permissions"},
+                                .timeout = std::chrono::minutes(30)});
+        if (!r.ok()) {
+            throw Error(fmt::format("cannot extract the bundle {} (tar exit {}): {}", path,
+                                    r.exit_code, tail_lines(r.err, 4)));
+        }
+    }
+    const auto key_path = b.dir + "/" + kBundleKey;
+    const auto key_data = sys.read_file(key_path);
+    if (!key_data) {
+        throw Error(fmt::format("{} is not a gpuprov bundle: it has no {}", path, kBundleKey));
+    }
+    const auto key = parse_openpgp_key(*key_data);
+    if (!key.key) {
+        throw Error(fmt::format("the bundle key {} is unusable: {}", key_path, key.error));
+    }
+    if (key.key->fingerprint != pin) {
+        throw Error(fmt::format("the bundle {} is signed by key {}, not by the pinned {}; nothing "
+                                "was changed",
+                                path, key.key->fingerprint, pin));
+    }
+    const auto signed_manifest = sys.read_file(b.dir + "/" + kBundleManifest);
+    if (!signed_manifest) {
+        throw Error(fmt::format("the bundle {} has no {}", path, kBundleManifest));
+    }
+    const auto checked =
+        verify_clearsigned(sys, key_path, *signed_manifest, pin, b.dir + "/" + kBundleManifest);
+    if (!checked.text) {
+        throw Error(fmt::format("the bundle {}'s manifest does not verify: {}; nothing was changed",
+                                path, checked.error));
+    }
+    b.manifest = parse_manifest(*checked.text);
+    if (normalized_fingerprint(b.manifest.key_fingerprint) != pin) {
+        throw Error(fmt::format("the bundle {}'s manifest names key {}, not {}", path,
+                                b.manifest.key_fingerprint, pin));
+    }
+    std::vector<std::string> listed;
+    for (const auto& f : b.manifest.files) {
+        const auto full = b.dir + "/" + f.path;
+        const auto st = sys.stamp(full);
+        if (!st || st->size != f.size) {
+            throw Error(fmt::format("bundle file {} is {}, the signed manifest says {} bytes; "
+                                    "nothing was changed",
+                                    f.path, st ? fmt::format("{} bytes", st->size) : "missing",
+                                    f.size));
+        }
+        const auto data = sys.read_file(full);
+        const auto got = data ? hex_of(content_digest(*data)) : std::string("unreadable");
+        if (got != f.sha256) {
+            throw Error(fmt::format("bundle file {} has SHA-256 {}, the signed manifest says {}; "
+                                    "nothing was changed",
+                                    f.path, got, f.sha256));
+        }
+        listed.push_back(f.path);
+    }
+    // Nothing unlisted may sit where apt reads: a file the manifest does not cover is not signed.
+    for (const auto& repo : b.manifest.repositories) {
+        const auto rel = bundle_repo_dir(repo);
+        for (const auto& name : sys.list_dir(b.dir + "/" + rel)) {
+            if (std::find(listed.begin(), listed.end(), rel + name) == listed.end()) {
+                throw Error(fmt::format("bundle file {}{} is not in the signed manifest; nothing "
+                                        "was changed",
+                                        rel, name));
+            }
+        }
+    }
+    return b;
+}
+
+std::vector<std::string> bundle_gaps(const BundleManifest& m, const HostFacts& facts) {
+    std::vector<std::string> gaps;
+    const BundleTarget host{facts.os.profile_os, facts.arch};
+    if (host.os != m.target.os || host.arch != m.target.arch) {
+        gaps.push_back(
+            fmt::format("the bundle is for {}, this host is {}", m.target.text(), host.text()));
+    }
+    if (!facts.kernel.empty() &&
+        std::find(m.kernels.begin(), m.kernels.end(), facts.kernel) == m.kernels.end()) {
+        gaps.push_back(fmt::format("linux-headers-{} (the running kernel; the bundle has headers "
+                                   "for {})",
+                                   facts.kernel,
+                                   m.kernels.empty() ? "no kernel" : join(m.kernels, ", ")));
+    }
+    return gaps;
+}
+
+Profile profile_from_bundle(Profile profile, const OpenedBundle& bundle) {
+    const auto& have = bundle.manifest.repositories;
+    for (auto& [name, spec] : profile.repositories) {
+        if (std::find(have.begin(), have.end(), name) == have.end()) {
+            throw Error(fmt::format("the bundle carries no '{}' repository (it has {}); build it "
+                                    "with this profile",
+                                    name, join(have, ", ")));
+        }
+        spec.url = "file://" + bundle.dir + "/" + bundle_repo_dir(name);
+        spec.key_url = "file://" + bundle.dir + "/" + kBundleKey;
+        spec.key_fingerprint = normalized_fingerprint(bundle.manifest.key_fingerprint);
+        spec.allow_insecure = false;
+    }
+    return profile;
+}
+
+} // namespace gpuprov

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Air-gapped hosts (issue 24, docs/air-gapped.md): `gpuprov bundle` on a root that reaches the
+# mirror (NVIDIA's repositories and the Debian kernel repository) writes the profile's closure as
+# a signed offline bundle; a fresh root whose profile points at a dead port (nothing reachable)
+# applies it with --from-bundle: converges, verifies, a second apply is a no-op. A bundle with
+# one .deb altered, one signed by another key, and one applied on a host running a kernel whose
+# headers it lacks are refused before any change.
+set -euo pipefail
+# shellcheck source=lib/scenario.sh
+source "$(dirname "$0")/../lib/scenario.sh"
+scenario_begin clean
+
+# copy_host_tool ROOT BIN: the host's (Debian 12, like the roots) binary and its libraries. The
+# minbase roots have gpgv but not gpg, which the bundle key's signatures need.
+copy_host_tool() {
+    local r=$1 bin=$2 lib
+    install -D -m 0755 "$bin" "$r$bin"
+    for lib in $(ldd "$bin" | awk '$3 ~ /^\// {print $3}'); do
+        [[ -e "$r$lib" ]] || install -D -m 0644 "$(readlink -f "$lib")" "$r$lib"
+    done
+}
+for tool in /usr/bin/gpg /usr/bin/gpg-agent /usr/bin/gpgconf; do copy_host_tool "$ROOT" "$tool"; done
+
+# The builder's distribution repository (kernel headers), as on a connected Debian host.
+gpg --dearmor <"$MIRROR_DIR/www/compute/cuda/repos/debian12/x86_64/3bf863cc.pub" >"$ROOT/usr/share/keyrings/e2e-debian.gpg"
+cat >"$ROOT/etc/apt/sources.list.d/e2e-debian.sources" <<SRC
+Types: deb
+URIs: $(mirror_url debian-kernel/)
+Suites: /
+Signed-By: /usr/share/keyrings/e2e-debian.gpg
+SRC
+check "apt-get update (kernel repository)" in_root "$ROOT" 120 apt-get -q update
+
+KA=$SIM_KERNEL   # 6.1.0-28-amd64: the running kernel of both roots
+KB=6.1.0-31-amd64
+gp --timeout 200 bundle "$PROFILE_IN_ROOT" --for debian-12/x86_64 --kernel "$KA" --output /root/bundle.tar
+expect_rc "bundle for debian-12, kernel $KA" 0
+FPR=$(sed -n 's/^Bundle key fingerprint: //p' "$GP_STDOUT")
+check "bundle printed a 40-digit key fingerprint" grep -Eqx '[0-9A-F]{40}' <<<"$FPR"
+BDIR=$OUT/bundle
+rm -rf "$BDIR" && mkdir -p "$BDIR" && tar -xf "$ROOT/root/bundle.tar" -C "$BDIR"
+assert_file "the signed manifest" "$BDIR/manifest.json.asc"
+check "manifest: profile digest, target, kernel, every file hashed" "$E2E_PYTHON" -c '
+import json, sys, hashlib, os
+d = json.load(open(sys.argv[1] + "/manifest.json"))
+assert d["profile"]["digest"].startswith("sha256:"), d["profile"]
+assert d["target"] == {"os": "debian-12", "arch": "x86_64"}, d["target"]
+assert d["kernels"] == [sys.argv[2]], d["kernels"]
+names = [f["path"] for f in d["files"]]
+for f in d["files"]:
+    data = open(os.path.join(sys.argv[1], f["path"]), "rb").read()
+    assert hashlib.sha256(data).hexdigest() == f["sha256"] and len(data) == f["size"], f["path"]
+for want in ("nvidia-driver-550_", "linux-headers-" + sys.argv[2] + "_", "nvidia-container-toolkit_"):
+    assert any(want in n for n in names), (want, names)
+assert any(n.startswith("provenance/cuda/") for n in names), names
+' "$BDIR" "$KA"
+check "bundle repository InRelease verifies with the bundle key alone" \
+    gpgv --keyring "$BDIR/bundle-key.gpg" "$BDIR/repos/cuda/InRelease"
+
+# The same profile signed by another key (another --key-home).
+gp --timeout 200 bundle "$PROFILE_IN_ROOT" --for debian-12/x86_64 --kernel "$KA" --key-home /root/other-key \
+    --output /root/bundle-other.tar
+expect_rc "bundle signed by another key" 0
+OTHER=$(sed -n 's/^Bundle key fingerprint: //p' "$GP_STDOUT")
+check "the other key differs" test "$OTHER" != "$FPR"
+# One .deb altered after signing.
+ALT=$OUT/altered && rm -rf "$ALT" && cp -a "$BDIR" "$ALT"
+deb=$(find "$ALT/repos/cuda" -name 'nvidia-driver-550_*.deb' | head -n 1)
+printf 'x' >>"$deb"
+tar -C "$ALT" -cf "$OUT/bundle-altered.tar" .
+
+# The air-gapped host: a fresh root, its profile's mirror a dead port, no distro sources.
+BUILDER=$ROOT
+ROOT=$(rootfs_new "$SCENARIO-offline")
+rootfs_prepare_host "$ROOT" ""
+render_profile 3bf863cc.pub
+sed -i "s/127\.0\.0\.1:$MIRROR_PORT/127.0.0.1:9/g" "$ROOT$PROFILE_IN_ROOT"
+rootfs_install_gpuprov "$ROOT"
+cp "$BUILDER/root/bundle.tar" "$BUILDER/root/bundle-other.tar" "$OUT/bundle-altered.tar" "$ROOT/root/"
+rootfs_remove "$BUILDER"
+host_state() { (cd "$ROOT" && find etc/apt var/lib/dpkg usr/share/keyrings -printf '%p %s %m %T@\n' | LC_ALL=C sort); }
+before=$(host_state)
+
+gp apply "$PROFILE_IN_ROOT" --yes --from-bundle /root/bundle-altered.tar --bundle-key "$FPR"
+expect_rc "apply of a bundle with one .deb altered" 1
+assert_grep "refusal names the altered file" "bundle file repos/cuda/nvidia-driver-550_.*(SHA-256|bytes).*nothing was changed" "$GP_STDERR"
+gp apply "$PROFILE_IN_ROOT" --yes --from-bundle /root/bundle-other.tar --bundle-key "$FPR"
+expect_rc "apply of a bundle signed by another key" 1
+assert_grep "refusal names both keys" "signed by key $OTHER, not by the pinned $FPR" "$GP_STDERR"
+# Kernel B running, the bundle has kernel A's headers only.
+echo "$KB" >"$ROOT/proc/sys/kernel/osrelease"
+gp plan "$PROFILE_IN_ROOT" --from-bundle /root/bundle.tar --bundle-key "$FPR"
+expect_rc "plan on a host running $KB with a bundle for $KA" 1
+assert_grep "refusal names the missing headers" "linux-headers-$KB" "$GP_STDERR"
+echo "$KA" >"$ROOT/proc/sys/kernel/osrelease"
+after=$(host_state)
+if [[ "$after" == "$before" ]]; then pass "the refused runs changed nothing (dpkg, /etc/apt, keyrings)"; else
+    fail "a refused run changed the host: $(diff <(echo "$before") <(echo "$after") | head -n 20)"
+fi
+assert_no_pkg nvidia-driver-550
+
+gp apply "$PROFILE_IN_ROOT" --yes --from-bundle /root/bundle.tar --bundle-key "$FPR"
+expect_rc "apply --from-bundle, offline" 0
+assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
+assert_pkg nvidia-container-toolkit 1.17.3-1
+gp verify "$PROFILE_IN_ROOT" --from-bundle /root/bundle.tar --bundle-key "$FPR"
+expect_rc "verify --from-bundle" 0
+status_before=$(sha256sum <"$ROOT/var/lib/dpkg/status")
+gp apply "$PROFILE_IN_ROOT" --yes --from-bundle /root/bundle.tar --bundle-key "$FPR"
+expect_rc "second apply --from-bundle" 0
+assert_eq "the second apply changed no package" "$status_before" "$(sha256sum <"$ROOT/var/lib/dpkg/status")"
+gp plan "$PROFILE_IN_ROOT" --detailed-exitcode --from-bundle /root/bundle.tar --bundle-key "$FPR"
+expect_rc "plan --detailed-exitcode after apply" 0
+check "the sources name the bundle, not the mirror" grep -q 'URIs: file:///var/cache/gpuprov/repos/bundles/' \
+    "$ROOT/etc/apt/sources.list.d/gpuprov-cuda.sources"
+if grep -Eq 'GET (https?)://' "$ROOT/var/log/gpuprov.log"; then
+    fail "the offline host made HTTP requests: $(grep -E 'GET https?://' "$ROOT/var/log/gpuprov.log" | head -n 3)"
+else pass "no HTTP request from the offline host"; fi
+scenario_end
