@@ -1,5 +1,6 @@
 #pragma once
 // The step interface: check (read-only), apply (make it so), verify (prove it with real tools).
+#include <functional>
 #include <gpuprov/check.hpp>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/matrix.hpp>
@@ -110,6 +111,10 @@ struct StepContext {
     /// Steps this run leaves out (--only/--skip, steps.skip): the final verify does not judge
     /// what they would have installed.
     std::set<std::string> skipped_steps;
+    /// Shows a line on the operator's terminal during apply, and nowhere else: not the log
+    /// file, not the journal. For what must reach a person once and never a file (the
+    /// one-time MokManager password). Unset outside apply (plan, verify): nothing is shown.
+    std::function<void(std::string_view)> tell_operator;
 };
 
 /// The parts of apply around the engine's batched package transaction, in this order. Between

@@ -89,6 +89,7 @@ void add_doctor_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         options.matrix = &matrix;
         options.profile = profile ? &*profile : nullptr;
         options.journal = journal ? &*journal : nullptr;
+        options.judge_signature = &module_trusted_at_boot;
         if (profile && profile->monitoring) {
             options.temperature_alert_c = profile->monitoring->temperature_alert_c;
         }

@@ -27,6 +27,9 @@ public:
           m_facts(detect_facts(sys, matrix)), m_pm(make_package_manager(m_facts)),
           m_repos(sys, profile, m_facts, matrix, default_repo_cache_dir(sys)),
           m_ctx{profile, m_facts, matrix, m_repos, units_gpuprov_path(sys)}, m_steps(make_steps()) {
+        // The reporter writes to the terminal only (the log file is spdlog's, the journal
+        // record()'s), which is what tell_operator promises.
+        m_ctx.tell_operator = [this](std::string_view line) { m_rep.info(line); };
     }
 
     ApplyResult go() {

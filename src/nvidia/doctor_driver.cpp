@@ -60,13 +60,51 @@ void mismatch(const DoctorContext& ctx, const std::map<std::string, std::string>
     out.push_back(std::move(f));
 }
 
-bool module_signed(const DoctorContext& ctx, Evidence& ev) {
-    const std::vector<std::string> argv = {"modinfo", "-F", "signer", "nvidia"};
-    const auto r = probe(ctx.sys, argv);
-    const auto signer = std::string(trim(r.out));
-    ev = {display_argv(argv),
-          r.ok() ? (signer.empty() ? "(no signer)" : signer) : head_lines(output_of(r))};
-    return r.ok() && !signer.empty();
+/// The running kernel's nvidia module as the signer judgement reads it: by name (modinfo finds
+/// the file the kernel would load), DKMS's when `dkms status` has it installed for this kernel
+/// (the fix is then DKMS's re-signing), a package's otherwise.
+KernelModule running_module(const DoctorContext& ctx) {
+    KernelModule m{.path = "nvidia", .origin = "precompiled"};
+    const auto r = probe(ctx.sys, {"dkms", "status"});
+    const auto nvidia =
+        r.ok() ? nvidia_entries(parse_dkms_status(r.out)) : std::vector<DkmsEntry>{};
+    if (installed_for(nvidia, ctx.facts.kernel) != nullptr) {
+        m.origin = "dkms";
+    }
+    return m;
+}
+
+/// Under Secure Boot the kernel refuses a module whose signer it does not trust: unsigned, or
+/// signed by a key that is neither built in nor an enrolled machine owner key (or one still
+/// awaiting MokManager). Judged by the secure-boot step's own comparison (options.judge_signature).
+void untrusted_signer(const DoctorContext& ctx, std::vector<Finding>& out) {
+    if (ctx.facts.secure_boot != true || ctx.options.judge_signature == nullptr) {
+        return;
+    }
+    const auto module = running_module(ctx);
+    const auto j = ctx.options.judge_signature(ctx.sys, ctx.facts, ctx.facts.kernel, module);
+    if (!j || j->trusted) {
+        return; // trusted, or not judged (modinfo or mokutil could not answer): no guess
+    }
+    const bool unsigned_module = j->signer.empty();
+    Finding f{.id =
+                  unsigned_module ? "secure-boot-unsigned-module" : "secure-boot-untrusted-module",
+              .severity = "error"};
+    f.summary = unsigned_module
+                    ? "Secure Boot is on and the nvidia module is not signed, so the kernel "
+                      "refuses to load it"
+                    : "Secure Boot is on and the kernel does not trust the nvidia module's "
+                      "signer " +
+                          j->signer + ": " + j->why;
+    f.evidence.push_back(smi_evidence(ctx));
+    f.evidence.push_back(
+        {"/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+         "SecureBoot enabled"});
+    f.evidence.push_back({"modinfo nvidia", unsigned_module
+                                                ? "(no signature)"
+                                                : "signer " + j->signer + "; " + j->why});
+    f.fix = j->fix;
+    out.push_back(std::move(f));
 }
 
 void not_loaded(const DoctorContext& ctx, const std::map<std::string, std::string>& pkgs,
@@ -89,27 +127,7 @@ void not_loaded(const DoctorContext& ctx, const std::map<std::string, std::strin
         f.fix = "reboot; gpuprov-resume.service continues the apply afterwards";
         out.push_back(std::move(f));
     }
-    if (ctx.facts.secure_boot == true) {
-        Evidence signer;
-        if (!module_signed(ctx, signer)) {
-            Finding f{.id = "secure-boot-unsigned-module", .severity = "error"};
-            f.summary = "Secure Boot is on and the nvidia module is not signed, so the kernel "
-                        "refuses to load it";
-            f.evidence.push_back(smi_evidence(ctx));
-            f.evidence.push_back(
-                {"/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
-                 "SecureBoot enabled"});
-            f.evidence.push_back(signer);
-            // What the secure-boot step sets up (docs/secure-boot.md): DKMS signs with gpuprov's
-            // key once framework.conf names it; the module built before that is re-signed by
-            // rebuilding it.
-            f.fix = "apply the profile: its secure-boot step has DKMS sign with a machine owner "
-                    "key and enrols it (confirm in MokManager at the next boot); a module built "
-                    "before that: dkms autoinstall --force. On Ubuntu, driver.flavor: server "
-                    "installs Canonical's signed linux-modules-nvidia-<branch>-server-<flavour>";
-            out.push_back(std::move(f));
-        }
-    }
+    untrusted_signer(ctx, out);
     const auto bound = std::find_if(ctx.facts.gpus.begin(), ctx.facts.gpus.end(),
                                     [](const PciGpu& g) { return g.driver == "nouveau"; });
     if (ctx.facts.nouveau_loaded || bound != ctx.facts.gpus.end()) {

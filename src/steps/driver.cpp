@@ -4,8 +4,8 @@
 #include "driver_apt.hpp"
 #include "driver_rpm.hpp"
 #include "driver_signed.hpp"
-#include "kernel_hooks.hpp"
 #include "kernel_build.hpp"
+#include "kernel_hooks.hpp"
 #include "runfile_driver.hpp"
 #include "steps.hpp"
 
@@ -355,7 +355,9 @@ public:
         }
         // What `gpuprov doctor` would say now, so the journal and the final failure carry the
         // diagnosis and its fix, not only the symptoms. "Reboot pending" is this very request.
-        const DoctorOptions options{.profile = &ctx.profile, .matrix = &ctx.matrix};
+        const DoctorOptions options{.profile = &ctx.profile,
+                                    .matrix = &ctx.matrix,
+                                    .judge_signature = &module_trusted_at_boot};
         for (const auto& f : diagnose(sys, ctx.facts, options)) {
             if (f.severity == "error" && f.id != "driver-reboot-pending") {
                 parts.push_back(fmt::format("doctor {}: {} (fix: {})", f.id, f.summary, f.fix));

@@ -220,7 +220,6 @@ public:
         if (phase != ApplyPhase::configure) {
             return StepStatus::done;
         }
-        (void)ctx;
         const auto state = parse_mok_test_key(sys.query(mok_test_key_command()));
         switch (state.enrolment) {
         case MokEnrolment::enrolled:
@@ -243,6 +242,15 @@ public:
         if (parse_mok_test_key(sys.query(mok_test_key_command())).enrolment !=
             MokEnrolment::pending) {
             throw Error("mokutil --import ran but the key is not in the enrolment request");
+        }
+        // Shown once, to whoever ran apply: they are the one at the console at the next boot.
+        // The terminal only (tell_operator), so the log and the journal never carry it; the
+        // root-only file keeps it for a later look.
+        if (ctx.tell_operator) {
+            ctx.tell_operator(fmt::format(
+                "MokManager one-time password (type it at the next boot to enrol the module "
+                "signing key; kept in {}, root only, and not shown again): {}",
+                kMokPassword, password));
         }
         return StepStatus::reboot_required;
     }

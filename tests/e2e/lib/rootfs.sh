@@ -381,30 +381,67 @@ rootfs_simulate_nova() {
     done
 }
 
-# rootfs_simulate_secure_boot ROOT KEY-DIR: UEFI firmware with Secure Boot on, and the kernel's
-# trusted keys. efivarfs shows the SecureBoot variable as its 4 attribute bytes (NV, BS, RT: 0x06)
-# and the 1-byte value, 1 = on (what gpuprov's facts read). The simulated kernel carries the
-# certificate of KEY-DIR (the mirror's stand-in for Canonical's module signing key,
-# mirror/ubuntu_archive.py) built in, as Ubuntu's kernels carry Canonical's: /proc/keys lists it
-# as the kernel does, "asymmetri <CN>: <subject key id>: X509.rsa <last 8> []" (the stand-in's
-# key id is its serial, which is what modinfo's sig_key shows). lib/modprobe-standin loads only
-# modules signed by a key listed there.
+# rootfs_simulate_secure_boot ROOT [KEY-DIR]: UEFI firmware with Secure Boot on. efivarfs shows
+# the SecureBoot and SetupMode variables as the kernel does (4 attribute bytes, NV|BS|RT = 0x06,
+# then the value: SecureBoot 1, SetupMode 0); that is what gpuprov's facts and
+# lib/efivars-standin.sh read. With KEY-DIR the simulated kernel carries that key's certificate
+# built in (the mirror's stand-in for Canonical's module signing key, mirror/ubuntu_archive.py),
+# as Ubuntu's kernels carry Canonical's: /proc/keys lists it as the kernel does,
+# "asymmetri <CN>: <subject key id>: X509.rsa <last 8> []" (the stand-in's key id is its serial,
+# which is what modinfo's sig_key shows). lib/modprobe-standin loads, under Secure Boot, only
+# modules signed by a key listed there or enrolled as a machine owner key (rootfs_simulate_mok).
 rootfs_simulate_secure_boot() {
-    local r=$1 keydir=$2 serial
-    mkdir -p "$r/sys/firmware/efi/efivars"
-    printf '\x06\x00\x00\x00\x01' >"$r/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
-    serial=$(tr 'A-F' 'a-f' <"$keydir/serial")
-    printf '%s I------     1 perm 1f030000     0     0 asymmetri Canonical Ltd. Kernel Module Signing: %s: X509.rsa %s []\n' \
-        1d6a5a2e "$serial" "${serial: -8}" >>"$r/proc/keys"
+    local r=$1 keydir=${2:-} ev="$1/sys/firmware/efi/efivars" serial
+    mkdir -p "$ev"
+    printf '\x06\x00\x00\x00\x01' >"$ev/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+    printf '\x06\x00\x00\x00\x00' >"$ev/SetupMode-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+    if [[ -n "$keydir" ]]; then
+        serial=$(tr 'A-F' 'a-f' <"$keydir/serial")
+        printf '%s I------     1 perm 1f030000     0     0 asymmetri Canonical Ltd. Kernel Module Signing: %s: X509.rsa %s []\n' \
+            1d6a5a2e "$serial" "${serial: -8}" >>"$r/proc/keys"
+    fi
+}
+
+# rootfs_simulate_mok ROOT: what a Debian host booted through shim has for machine owner keys: a
+# kernel built for module signing (CONFIG_MODULE_SIG_HASH, as Debian's), sign-file where Debian's
+# linux-kbuild-6.1 puts it, Debian's mokutil (a package named mokutil holding
+# lib/mokutil-standin) and MokManager, which rootfs_reboot runs. openssl is the host's own binary
+# (Debian 12, like the root: the same libssl3) with its configuration: minbase has none, and
+# DKMS and gpuprov need it.
+rootfs_simulate_mok() {
+    local r=$1 kernel pkg
+    kernel=$(cat "$r/proc/sys/kernel/osrelease")
+    printf 'CONFIG_MODULE_SIG_ALL=y\nCONFIG_MODULE_SIG_HASH="sha256"\n' >>"$r/boot/config-$kernel"
+    install -D -m 0755 "$E2E_DIR/lib/sign-file-standin" "$r/usr/lib/linux-kbuild-${kernel%.*}/scripts/sign-file"
+    install -D -m 0755 "$E2E_DIR/lib/mokmanager-standin" "$r/usr/lib/gpuprov-e2e/mokmanager"
+    install -D -m 0755 "$(command -v openssl)" "$r/usr/bin/openssl"
+    install -D -m 0644 /etc/ssl/openssl.cnf "$r/etc/ssl/openssl.cnf" # openssl req reads it
+    mkdir -p "$r/usr/lib/ssl"
+    ln -sfn /etc/ssl/openssl.cnf "$r/usr/lib/ssl/openssl.cnf"
+    in_root "$r" 10 openssl version >/dev/null 2>&1 || die "the host's openssl does not run in the root"
+    pkg=$(mktemp -d)
+    install -D -m 0755 "$E2E_DIR/lib/mokutil-standin" "$pkg/usr/bin/mokutil"
+    mkdir -p "$pkg/DEBIAN"
+    printf 'Package: mokutil\nVersion: 0.6.0-2\nArchitecture: amd64\nMaintainer: gpuprov e2e <e2e@localhost>\nDescription: gpuprov e2e stand-in for mokutil\n' \
+        >"$pkg/DEBIAN/control"
+    dpkg-deb --root-owner-group -b "$pkg" "$r/tmp/mokutil.deb" >/dev/null
+    rm -rf "$pkg"
+    in_root "$r" 60 dpkg -i /tmp/mokutil.deb >/dev/null || die "could not install the mokutil stand-in"
+    rm -f "$r/tmp/mokutil.deb"
 }
 
 # A reboot: a new boot id, nouveau gone when the blacklist is in place, no module loaded until
 # the boot loads the one DKMS built for the running kernel (if any), then enabled units start.
+# Before the kernel, shim's MokManager handles an enrolment request (rootfs_simulate_mok)
+# with what the person at the console types: MOK_CONSOLE_PASSWORD (empty: nobody).
 rootfs_reboot() {
     local r=$1 id
     id=$(cat /proc/sys/kernel/random/uuid)
     mkdir -p "$r/proc/sys/kernel/random"
     printf '%s\n' "$id" >"$r/proc/sys/kernel/random/boot_id"
+    if [[ -x "$r/usr/lib/gpuprov-e2e/mokmanager" ]]; then
+        in_root "$r" 30 /usr/lib/gpuprov-e2e/mokmanager "${MOK_CONSOLE_PASSWORD:-}" || true
+    fi
     rm -rf "$r/proc/driver/nvidia" "$r/sys/module/nvidia" "$r/sys/module/nvidia_peermem" "$r/run/e2e-systemd"
     sed -i '/^nvidia /d; /^nvidia_peermem /d' "$r/proc/modules"
     if grep -qs '^blacklist nouveau' "$r"/etc/modprobe.d/*.conf; then
@@ -432,13 +469,15 @@ rootfs_install_systemctl() {
     install -D -m 0755 "$E2E_DIR/lib/systemctl-standin" "$1/usr/bin/systemctl"
 }
 
-# The simulated kernel's module tools: dkms builds nvidia.ko for the running kernel, modprobe
-# loads it (both stand-ins for the NVIDIA module only; kmod's modprobe, /bin/kmod, does the
-# rest). They sit where the real ones do, so lib/killshim's links find them as the real command.
+# The simulated kernel's module tools: dkms builds nvidia.ko for the running kernel (and signs
+# it when the host is set up for that), modprobe loads it, modinfo reads it (stand-ins for the
+# NVIDIA module only; kmod, /bin/kmod, does the rest). They sit where the real ones do, so lib/killshim's links find them as the real command.
 rootfs_install_module_tools() {
     install -D -m 0755 "$E2E_DIR/lib/dkms-standin" "$1/usr/sbin/dkms"
-    rm -f "$1/usr/sbin/modprobe"
+    rm -f "$1/usr/sbin/modprobe" "$1/usr/sbin/modinfo"
     install -D -m 0755 "$E2E_DIR/lib/modprobe-standin" "$1/usr/sbin/modprobe"
+    install -D -m 0755 "$E2E_DIR/lib/modinfo-standin" "$1/usr/sbin/modinfo"
+    install -D -m 0644 "$E2E_DIR/lib/efivars-standin.sh" "$1/usr/lib/gpuprov-e2e/efivars.sh"
 }
 
 # The simulated host's container engine: Debian's docker.io paths (lib/docker-standin), so

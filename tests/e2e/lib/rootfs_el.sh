@@ -130,4 +130,5 @@ rootfs_el_install_tools() {
     install -D -m 0755 "$E2E_DIR/lib/dracut-standin" "$1/usr/bin/dracut"
     rm -f "$1/usr/sbin/modprobe"
     install -D -m 0755 "$E2E_DIR/lib/modprobe-standin" "$1/usr/sbin/modprobe"
+    install -D -m 0644 "$E2E_DIR/lib/efivars-standin.sh" "$1/usr/lib/gpuprov-e2e/efivars.sh"
 }

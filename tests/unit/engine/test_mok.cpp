@@ -8,6 +8,10 @@
 #include "module_signer.hpp"
 #include "mok.hpp"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sstream>
+
 using namespace gpuprov;
 using namespace gpuprov::enginetest;
 using gpuprov::steps::MokEnrolment;
@@ -287,6 +291,43 @@ TEST_F(Mok, ApplyWritesTheRootOnlyPairSignsWithItAndStopsForTheEnrolment) {
     EXPECT_TRUE(signer.passed) << signer.found;
     EXPECT_EQ(signer.found, "signed by 9C4E0B2A17");
     EXPECT_EQ(m.import_stdin.size(), 1u);
+}
+
+// The password reaches the person who ran apply once, on the terminal (the reporter), with the
+// file that keeps it; never the log (spdlog, captured here) nor the journal. A run that finds
+// the request already made shows nothing: the password was shown when it was made.
+TEST_F(Mok, TheOneTimePasswordIsShownOnceOnTheTerminalAndNowhereElse) {
+    std::ostringstream logged;
+    const auto previous = spdlog::default_logger();
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(logged);
+    auto logger = std::make_shared<spdlog::logger>("test", sink);
+    logger->set_level(spdlog::level::trace);
+    spdlog::set_default_logger(logger);
+    MokHost m;
+    const auto result = apply(m.host);
+    spdlog::set_default_logger(previous);
+    EXPECT_EQ(result.status, StepStatus::reboot_required) << result.message;
+    const auto password = std::string(trim(m.host.sys.file(kPassword).value_or("")));
+    ASSERT_EQ(password.size(), 12u);
+    const auto shown = std::count_if(reporter.infos.begin(), reporter.infos.end(),
+                                     [&](const std::string& i) { return contains(i, password); });
+    EXPECT_EQ(shown, 1) << join(reporter.infos, " | ");
+    const auto line = std::find_if(reporter.infos.begin(), reporter.infos.end(),
+                                   [&](const std::string& i) { return contains(i, password); });
+    ASSERT_NE(line, reporter.infos.end());
+    EXPECT_TRUE(contains(*line, kPassword)) << *line;
+    EXPECT_TRUE(contains(*line, "MokManager")) << *line;
+    EXPECT_FALSE(contains(result.message, password)) << result.message;
+    EXPECT_FALSE(contains(logged.str(), password));
+    EXPECT_FALSE(contains(m.host.sys.file(kJournalPath).value_or(""), password));
+
+    // The resumed run before the reboot: pending, no import, nothing shown.
+    reporter.infos.clear();
+    (void)apply(m.host);
+    EXPECT_EQ(m.import_stdin.size(), 1u);
+    EXPECT_TRUE(std::none_of(reporter.infos.begin(), reporter.infos.end(),
+                             [&](const std::string& i) { return contains(i, password); }))
+        << join(reporter.infos, " | ");
 }
 
 TEST_F(Mok, VerifyFailsWhileTheEnrolmentIsPending) {

@@ -75,19 +75,106 @@ TEST(DoctorDriver, RebootPendingFromFileOrJournal) {
     EXPECT_EQ(finding_ids(j.run()), std::vector<std::string>{"driver-reboot-pending"});
 }
 
+namespace {
+
+const std::string kMokCert = "/var/lib/gpuprov/mok/mok.der";
+
+/// `modinfo nvidia` as kmod prints it, signed by a certificate of serial `sig_key` (colon hex)
+/// issued to `signer`, or unsigned (no sig_* fields) when `sig_key` is empty.
+std::string modinfo_nvidia(const std::string& sig_key, const std::string& signer = "") {
+    std::string out = "filename:       /lib/modules/5.15.0-91-generic/updates/dkms/nvidia.ko\n"
+                      "version:        535.129.03\n"
+                      "license:        NVIDIA\n"
+                      "name:           nvidia\n";
+    if (!sig_key.empty()) {
+        out += "sig_id:         PKCS#7\nsigner:         " + signer +
+               "\nsig_key:        " + sig_key +
+               "\nsig_hashalgo:   sha256\nsignature:      5A:1F:0C:93\n";
+    }
+    return out;
+}
+
+/// The Secure Boot host whose module does not load, judged by the secure-boot step's own
+/// comparison, with gpuprov's machine owner key (serial 9C4E0B2A17) in place and DKMS told to
+/// sign with it; `test_key` is mokutil's answer for that key.
+struct SecureBootDoctorHost : DoctorHost {
+    SecureBootDoctorHost(const std::string& modinfo, const CommandResult& test_key) {
+        script_query_error(sys, "error-driver-not-loaded.txt");
+        facts.secure_boot = true;
+        options.judge_signature = &module_trusted_at_boot;
+        sys.add_file(kMokCert, "DER certificate");
+        sys.add_file("/etc/dkms/framework.conf",
+                     "mok_signing_key=\"/var/lib/gpuprov/mok/mok.key\"\nmok_certificate=\"" +
+                         kMokCert + "\"\n");
+        sys.on_command({"modinfo", "nvidia"}, answer_ok(modinfo));
+        sys.on_command_prefix({"openssl", "x509"},
+                              [](const Command&) { return answer_ok("serial=9C4E0B2A17\n"); });
+        sys.on_command({"mokutil", "--test-key", kMokCert}, test_key);
+        sys.on_command({"mokutil", "--list-enrolled"}, answer_ok("MokListRT is empty\n"));
+    }
+};
+
+CommandResult mokutil_says(int exit_code, const std::string& words) {
+    return {.exit_code = exit_code, .out = kMokCert + " " + words + "\n"};
+}
+
+} // namespace
+
 TEST(DoctorDriver, SecureBootWithUnsignedModule) {
-    DoctorHost h;
-    script_query_error(h.sys, "error-driver-not-loaded.txt");
-    h.facts.secure_boot = true;
-    h.sys.on_command({"modinfo", "-F", "signer", "nvidia"}, answer_ok("\n"));
+    SecureBootDoctorHost h(modinfo_nvidia(""), mokutil_says(0, "is already enrolled"));
     auto findings = h.run();
     ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"secure-boot-unsigned-module"});
-    EXPECT_NE(findings[0].fix.find("secure-boot step"), std::string::npos) << findings[0].fix;
-    EXPECT_NE(findings[0].fix.find("dkms autoinstall --force"), std::string::npos);
+    // DKMS built it for this kernel (dkms status) and framework.conf names gpuprov's key: the
+    // judgement's own fix, DKMS re-signing for the running kernel.
+    EXPECT_EQ(findings[0].fix, "dkms autoinstall -k 5.15.0-91-generic --force (DKMS re-signs it "
+                               "with the machine owner key /etc/dkms/framework.conf names)");
+    // No key DKMS signs with yet: the secure-boot step first.
+    h.sys.remove_file("/etc/dkms/framework.conf");
+    findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"secure-boot-unsigned-module"});
+    EXPECT_NE(findings[0].fix.find("--only secure-boot"), std::string::npos) << findings[0].fix;
+}
 
-    // A DKMS-signed module is not this problem: the generic finding remains.
-    h.sys.on_command({"modinfo", "-F", "signer", "nvidia"}, answer_ok("DKMS module signing key\n"));
+// Signed is not trusted: a key that is neither gpuprov's enrolled one, nor the distribution's,
+// nor in MokListRT is refused by the kernel all the same.
+TEST(DoctorDriver, SecureBootWithAModuleSignedByAnUntrustedKey) {
+    SecureBootDoctorHost h(modinfo_nvidia("51:D8:0F:3A", "Someone's signing key"),
+                           mokutil_says(0, "is already enrolled"));
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"secure-boot-untrusted-module"});
+    EXPECT_NE(findings[0].summary.find("'Someone's signing key' (key 51D80F3A)"), std::string::npos)
+        << findings[0].summary;
+    EXPECT_NE(findings[0].summary.find("neither an enrolled machine owner key"), std::string::npos)
+        << findings[0].summary;
+    EXPECT_NE(findings[0].fix.find("dkms autoinstall -k 5.15.0-91-generic --force"),
+              std::string::npos)
+        << findings[0].fix;
+}
+
+// Signed by gpuprov's key, which still waits for MokManager: the console, not DKMS, is the fix.
+TEST(DoctorDriver, SecureBootWithOurKeyAwaitingEnrolment) {
+    SecureBootDoctorHost h(modinfo_nvidia("00:9C:4E:0B:2A:17", "gpuprov DKMS module signing key"),
+                           mokutil_says(0, "is already in the enrollment request"));
+    const auto findings = h.run();
+    ASSERT_EQ(finding_ids(findings), std::vector<std::string>{"secure-boot-untrusted-module"});
+    EXPECT_NE(findings[0].summary.find("awaits enrolment"), std::string::npos)
+        << findings[0].summary;
+    EXPECT_NE(findings[0].fix.find("MokManager"), std::string::npos) << findings[0].fix;
+}
+
+TEST(DoctorDriver, SecureBootWithATrustedSignerIsNotThisProblem) {
+    // Signed by gpuprov's enrolled key: the generic finding remains.
+    SecureBootDoctorHost h(modinfo_nvidia("00:9C:4E:0B:2A:17", "gpuprov DKMS module signing key"),
+                           mokutil_says(0, "is already enrolled"));
     EXPECT_EQ(finding_ids(h.run()), std::vector<std::string>{"driver-not-loaded"});
+    // Not judged (no judge passed in, or modinfo cannot answer): no guess either way.
+    SecureBootDoctorHost unjudged(modinfo_nvidia(""), mokutil_says(0, "is already enrolled"));
+    unjudged.options.judge_signature = nullptr;
+    EXPECT_EQ(finding_ids(unjudged.run()), std::vector<std::string>{"driver-not-loaded"});
+    SecureBootDoctorHost blind(modinfo_nvidia(""), mokutil_says(0, "is already enrolled"));
+    blind.sys.on_command({"modinfo", "nvidia"},
+                         {.exit_code = 1, .err = "modinfo: ERROR: Module nvidia not found.\n"});
+    EXPECT_EQ(finding_ids(blind.run()), std::vector<std::string>{"driver-not-loaded"});
 }
 
 TEST(DoctorDriver, NouveauStillBound) {
