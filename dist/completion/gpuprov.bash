@@ -31,7 +31,7 @@ _gpuprov() {
     --root) _filedir -d; return ;;
     esac
     case "$cmd" in
-    "") COMPREPLY=($(compgen -W "profiles facts plan apply verify status doctor metrics forecast cloud-init k8s-manifests help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "profiles facts plan apply verify status doctor metrics forecast cloud-init k8s-manifests slurm-gres help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
     profiles)
         case "$sub" in
         "") COMPREPLY=($(compgen -W "list show validate" -- "$cur")) ;;
@@ -151,6 +151,14 @@ _gpuprov() {
         esac
         if [[ "$cur" == -* ]]; then
             COMPREPLY=($(compgen -W "--help -h --output" -- "$cur")); return
+        fi
+        _gpuprov_profile; return
+        ;;
+    slurm-gres)
+        case "$prev" in
+        esac
+        if [[ "$cur" == -* ]]; then
+            COMPREPLY=($(compgen -W "--help -h --gres-only" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
