@@ -43,4 +43,16 @@ struct SmiTableMig {
 /// count comes first), "1g.10gb+me" → 1; nullopt for anything else.
 [[nodiscard]] std::optional<int> mig_profile_slices(std::string_view profile);
 
+/// One row of `nvidia-smi mig -lgi`: "|   0  MIG 1g.5gb       19        7          0:1     |".
+struct SmiGpuInstance {
+    int gpu = 0;
+    std::string profile; ///< "1g.5gb"
+    int profile_id = 0;  ///< 19
+    int id = 0;          ///< the GPU instance id, 7
+    int start = 0;       ///< placement start slot
+    int size = 0;        ///< placement size in memory slices
+};
+/// The GPU instances of `nvidia-smi mig -lgi` (empty for "No GPU instances found: Not Found").
+[[nodiscard]] std::vector<SmiGpuInstance> parse_mig_lgi(std::string_view output);
+
 } // namespace gpuprov

@@ -150,4 +150,32 @@ std::optional<int> mig_profile_slices(std::string_view profile) {
     return n;
 }
 
+std::vector<SmiGpuInstance> parse_mig_lgi(std::string_view output) {
+    std::vector<SmiGpuInstance> out;
+    for (const auto& raw : split(output, '\n')) {
+        auto line = trim(raw);
+        if (line.size() < 2 || line.front() != '|' || line.back() != '|') {
+            continue;
+        }
+        const auto w = words(line.substr(1, line.size() - 2));
+        // GPU, "MIG", profile, profile id, instance id, start:size
+        if (w.size() != 6 || w[1] != "MIG") {
+            continue;
+        }
+        const auto colon = w[5].find(':');
+        const auto gpu = parse_int32(w[0]);
+        const auto pid = parse_int32(w[3]);
+        const auto id = parse_int32(w[4]);
+        const auto start =
+            colon == std::string::npos ? std::nullopt : parse_int32(w[5].substr(0, colon));
+        const auto size =
+            colon == std::string::npos ? std::nullopt : parse_int32(w[5].substr(colon + 1));
+        if (!gpu || !pid || !id || !start || !size) {
+            continue;
+        }
+        out.push_back(SmiGpuInstance{*gpu, w[2], *pid, *id, *start, *size});
+    }
+    return out;
+}
+
 } // namespace gpuprov

@@ -173,3 +173,44 @@ TEST(SlurmGres, NoGpuIsAnError) {
 
 } // namespace
 } // namespace gpuprov
+
+namespace gpuprov {
+namespace {
+
+std::string lgi(const std::string& name) {
+    return testing::read_fixture("cmd/nvidia-smi/" + name);
+}
+
+TEST(MigLgi, SevenInstancesOfOneProfile) {
+    const auto gis = parse_mig_lgi(lgi("mig-lgi-a100-40gb-7x1g.txt"));
+    ASSERT_EQ(gis.size(), 7U);
+    for (std::size_t i = 0; i < gis.size(); ++i) {
+        EXPECT_EQ(gis[i].gpu, 0);
+        EXPECT_EQ(gis[i].profile, "1g.5gb");
+        EXPECT_EQ(gis[i].profile_id, 19);
+        EXPECT_EQ(gis[i].id, static_cast<int>(7 + i));
+        EXPECT_EQ(gis[i].start, static_cast<int>(i));
+        EXPECT_EQ(gis[i].size, 1);
+    }
+}
+
+TEST(MigLgi, MixedProfilesAndPlacements) {
+    const auto gis = parse_mig_lgi(lgi("mig-lgi-h100-80gb-2gi.txt"));
+    ASSERT_EQ(gis.size(), 2U);
+    EXPECT_EQ(gis[0].profile, "2g.20gb");
+    EXPECT_EQ(gis[0].profile_id, 14);
+    EXPECT_EQ(gis[0].id, 3);
+    EXPECT_EQ(gis[1].profile, "3g.40gb");
+    EXPECT_EQ(gis[1].profile_id, 9);
+    EXPECT_EQ(gis[1].start, 4);
+    EXPECT_EQ(gis[1].size, 4);
+}
+
+TEST(MigLgi, NoInstances) {
+    EXPECT_TRUE(parse_mig_lgi(lgi("mig-lgi-none.txt")).empty());
+    // The header rows are not instances.
+    EXPECT_TRUE(parse_mig_lgi("| GPU   Name          Profile  Instance   Placement  |\n").empty());
+}
+
+} // namespace
+} // namespace gpuprov
