@@ -38,6 +38,15 @@ struct GpuModel {
     }
 };
 
+/// A MIG GPU-instance profile of a board (matrix `mig_profiles`).
+struct MigProfile {
+    std::string name; ///< "1g.10gb", "1g.10gb+me"
+    int id = 0;       ///< what `nvidia-smi mig -cgi` takes
+    int slices = 0;   ///< compute slices of 7
+    int max = 0;      ///< most instances of it on one GPU
+    bool confirmed = true;
+};
+
 struct CudaRelease {
     DottedVersion version;    ///< "12.4"
     DottedVersion min_driver; ///< toolkit driver of the GA release, "550.54.14"
@@ -387,6 +396,10 @@ public:
     /// First CUDA that builds native code for this GPU (its architecture's, or its compute
     /// capability's when later: A10 needs 11.1).
     [[nodiscard]] DottedVersion min_cuda_for(const GpuModel& gpu) const;
+    /// The MIG profiles of a board; empty when the matrix knows none (no MIG, or unknown).
+    [[nodiscard]] const std::vector<MigProfile>& mig_profiles(std::uint16_t device_id) const;
+    /// Every MIG profile name of any board, sorted, without repeats.
+    [[nodiscard]] std::vector<std::string> mig_profile_names() const;
 
 private:
     std::vector<GpuModel> m_gpus;
@@ -406,6 +419,7 @@ private:
     std::string m_device_plugin_image;
     std::string m_device_plugin_min_toolkit;
     std::vector<DevicePluginRelease> m_device_plugin;
+    std::map<std::uint16_t, std::vector<MigProfile>> m_mig;
 };
 
 } // namespace gpuprov

@@ -157,6 +157,24 @@ struct FabricSpec {
     [[nodiscard]] bool imex_service() const { return imex && !imex_nodes.empty(); }
 };
 
+/// One part of a MIG layout: which GPUs, and the GPU instances each of them gets (mig-parted's
+/// `devices` / `mig-enabled` / `mig-devices`, docs/mig.md).
+struct MigLayoutEntry {
+    bool all = false;                                 ///< devices: all
+    std::vector<int> gpus;                            ///< devices: [0, 1] (nvidia-smi indices)
+    bool mig_enabled = true;                          ///< false: MIG off on these GPUs
+    std::vector<std::pair<std::string, int>> devices; ///< {"1g.10gb", 7}, in the profile's order
+    SourcePos pos;                                    ///< where the entry starts
+};
+
+/// mig: MIG mode and the layout the `mig` step applies and its boot unit re-applies.
+struct MigSpec {
+    bool enabled = true; ///< mode: enabled | disabled (every GPU)
+    std::vector<MigLayoutEntry> layout;
+    /// The entry for GPU `index`: one that names it, else `devices: all`; nullptr when none.
+    [[nodiscard]] const MigLayoutEntry* for_gpu(int index) const;
+};
+
 struct TuningSpec {
     bool persistence_mode = false;
 };
@@ -197,6 +215,7 @@ struct Profile {
     std::optional<InfinibandSpec> infiniband;
     std::optional<KubernetesSpec> kubernetes;
     TuningSpec tuning;
+    std::optional<MigSpec> mig;
     std::optional<MonitoringSpec> monitoring;
     std::optional<FrameworkSpec> framework;
     std::vector<std::string> skip_steps;

@@ -299,6 +299,7 @@ int main(int argc, char** argv) {
     add_cloud_init_command(app, opts, exit_code);
     add_k8s_manifests_command(app, opts, exit_code);
     add_bundle_command(app, opts, exit_code);
+    add_slurm_gres_command(app, opts, exit_code);
 
     add_help_command(app);
     add_completion_command(app);

@@ -28,6 +28,22 @@ const Matrix& Matrix::builtin() {
     return matrix;
 }
 
+const std::vector<MigProfile>& Matrix::mig_profiles(std::uint16_t device_id) const {
+    static const std::vector<MigProfile> none;
+    const auto it = m_mig.find(device_id);
+    return it == m_mig.end() ? none : it->second;
+}
+
+std::vector<std::string> Matrix::mig_profile_names() const {
+    std::set<std::string> names;
+    for (const auto& [id, ps] : m_mig) {
+        for (const auto& p : ps) {
+            names.insert(p.name);
+        }
+    }
+    return {names.begin(), names.end()};
+}
+
 const GpuModel* Matrix::gpu_by_device(std::uint16_t device_id) const {
     const auto it = std::find_if(m_gpus.begin(), m_gpus.end(),
                                  [&](const GpuModel& g) { return g.device_id == device_id; });

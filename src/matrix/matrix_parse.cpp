@@ -288,6 +288,42 @@ std::uint16_t device_id(const Reader& r, const YAML::Node& node) {
     return static_cast<std::uint16_t>(std::stoul(s.substr(2), nullptr, 16));
 }
 
+std::map<std::uint16_t, std::vector<MigProfile>> read_mig_profiles(const Reader& r,
+                                                                   const YAML::Node& list) {
+    r.expect_seq(list, "'mig_profiles'");
+    std::map<std::uint16_t, std::vector<MigProfile>> out;
+    for (const auto& row : list) {
+        r.expect_map(row, "a mig_profiles row");
+        r.only_keys(row, {"gpus", "profiles", "confirmed"});
+        const bool confirmed = r.boolean(row, "confirmed", true);
+        const auto profiles = r.required(row, "profiles");
+        r.expect_seq(profiles, "'profiles'");
+        std::vector<MigProfile> ps;
+        for (const auto& p : profiles) {
+            r.expect_map(p, "a MIG profile");
+            r.only_keys(p, {"name", "id", "slices", "max"});
+            MigProfile m;
+            m.name = r.string(p, "name");
+            m.id = static_cast<int>(r.integer(p, "id"));
+            m.slices = static_cast<int>(r.integer(p, "slices"));
+            m.max = static_cast<int>(r.integer(p, "max"));
+            m.confirmed = confirmed;
+            if (m.slices < 1 || m.slices > 7 || m.max < 1 || m.max > 7) {
+                r.fail(p, "a MIG profile has 1 to 7 slices and at most 7 instances");
+            }
+            ps.push_back(std::move(m));
+        }
+        const auto gpus = r.required(row, "gpus");
+        r.expect_seq(gpus, "'gpus'");
+        for (const auto& g : gpus) {
+            if (!out.emplace(device_id(r, g), ps).second) {
+                r.fail(g, "a board appears in two mig_profiles rows");
+            }
+        }
+    }
+    return out;
+}
+
 std::vector<GpuModel> read_gpus(const Reader& r, const YAML::Node& list,
                                 const std::vector<Architecture>& archs) {
     r.expect_seq(list, "'gpus'");
@@ -713,7 +749,7 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     r.only_keys(root,
                 {"schema", "cuda", "minor_version_compat", "forward_compat", "driver_branches",
                  "distros", "cudnn8", "cudnn9", "architectures", "compute_capabilities", "gpus",
-                 "container_toolkit", "tensorrt", "kubernetes", "packages"});
+                 "container_toolkit", "tensorrt", "kubernetes", "packages", "mig_profiles"});
     if (r.integer(root, "schema") != 1) {
         r.fail(root["schema"], "unsupported matrix schema; expected 1");
     }
@@ -754,6 +790,9 @@ Matrix Matrix::parse(std::string_view yaml, const std::string& source_name) {
     if (const auto k8s = root["kubernetes"]) {
         read_device_plugin(r, k8s, m.m_device_plugin_image, m.m_device_plugin_min_toolkit,
                            m.m_device_plugin);
+    }
+    if (const auto mig = root["mig_profiles"]) {
+        m.m_mig = read_mig_profiles(r, mig);
     }
     if (const auto names = root["packages"]) {
         m.m_names = read_package_names(r, names);

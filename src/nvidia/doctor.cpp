@@ -73,6 +73,7 @@ std::vector<Finding> diagnose(const System& sys, const HostFacts& facts,
     diagnose_host(ctx, out);
     diagnose_infiniband(ctx, out);
     diagnose_fabric(ctx, out);
+    diagnose_mig(ctx, out);
     diagnose_container(ctx, out);
     return out;
 }

@@ -20,6 +20,7 @@ void diagnose_host(const DoctorContext& ctx, std::vector<Finding>& out);
 void diagnose_infiniband(const DoctorContext& ctx, std::vector<Finding>& out);
 void diagnose_container(const DoctorContext& ctx, std::vector<Finding>& out);
 void diagnose_fabric(const DoctorContext& ctx, std::vector<Finding>& out);
+void diagnose_mig(const DoctorContext& ctx, std::vector<Finding>& out);
 
 /// Installed driver packages (deb or rpm names) from the facts → version.
 [[nodiscard]] std::map<std::string, std::string> driver_packages(const HostFacts& facts);

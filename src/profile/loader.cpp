@@ -24,6 +24,19 @@ const std::vector<EmbeddedFile>& builtin_profiles() {
     return builtin_profile_files::files();
 }
 
+const MigLayoutEntry* MigSpec::for_gpu(int index) const {
+    const MigLayoutEntry* all = nullptr;
+    for (const auto& e : layout) {
+        if (std::find(e.gpus.begin(), e.gpus.end(), index) != e.gpus.end()) {
+            return &e;
+        }
+        if (e.all && all == nullptr) {
+            all = &e;
+        }
+    }
+    return all;
+}
+
 SourcePos Profile::pos(const std::string& key_path) const {
     const auto it = positions.find(key_path);
     return it == positions.end() ? SourcePos{source, 1, 1} : it->second;

@@ -12,9 +12,9 @@ namespace gpuprov::profile_detail {
 namespace {
 
 const std::vector<std::string> k_step_ids = {
-    "preflight",      "nouveau",           "cuda-repo", "secure-boot", "driver",
-    "fabric-manager", "cuda-toolkit",      "cudnn",     "nccl",        "tensorrt",
-    "infiniband",     "container-toolkit", "tuning",    "monitoring",  "verify"};
+    "preflight",    "nouveau", "cuda-repo",  "secure-boot", "driver",     "fabric-manager",
+    "cuda-toolkit", "cudnn",   "nccl",       "tensorrt",    "infiniband", "container-toolkit",
+    "tuning",       "mig",     "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit", kDockerRepoName};
 
@@ -498,6 +498,173 @@ ContainerSpec read_container(const Reader& r, const Node& n) {
     return c;
 }
 
+// mig: (docs/mig.md). The layout takes the short form ({all: [1g.10gb x7]}), a map per
+// GPU selector ({all: {"1g.10gb": 7}}), or mig-parted's own entries (NVIDIA/mig-parted
+// examples/config.yaml: [{devices: all | [0, 1], mig-enabled: true, mig-devices: {...}}]).
+std::string mig_known(const Matrix& m) {
+    // The profiles per board, for the error: "A100 SXM4 40GB, ...: 1g.5gb, ...".
+    std::vector<std::string> parts;
+    std::map<std::string, std::vector<std::string>> by_profiles;
+    for (const auto& g : m.gpus()) {
+        const auto& ps = m.mig_profiles(g.device_id);
+        if (ps.empty()) {
+            continue;
+        }
+        std::vector<std::string> names;
+        for (const auto& p : ps) {
+            names.push_back(p.name);
+        }
+        by_profiles[join(names, ", ")].push_back(g.name);
+    }
+    for (const auto& [names, boards] : by_profiles) {
+        parts.push_back(join(boards, ", ") + ": " + names);
+    }
+    return join(parts, "; ");
+}
+
+std::pair<std::string, int> read_mig_item(const Reader& r, const Node& n, const std::string& path) {
+    // "1g.10gb x7", "1g.10gb x 7", "1g.10gb"
+    // The space before xN is the notation; the name itself must be safe for argv.
+    const auto s = r.scalar(n, path, "a MIG profile such as 1g.10gb, with xN for N of them");
+    std::string name = std::string(trim(s));
+    int count = 1;
+    if (const auto x = name.find(" x"); x != std::string::npos) {
+        const auto n_text = trim(std::string_view(name).substr(x + 2));
+        const auto v = parse_int(n_text);
+        if (!v || *v < 1 || *v > 7) {
+            fail(n.pos, "'" + path +
+                            "': the count after 'x' must be 1 to 7 (MIG makes at most 7 "
+                            "GPU instances); got '" +
+                            s + "'");
+        }
+        count = static_cast<int>(*v);
+        name = std::string(trim(std::string_view(name).substr(0, x)));
+    }
+    check_safe(name, n.pos, path);
+    return {name, count};
+}
+
+void check_mig_entry(const Reader& r, const MigLayoutEntry& e, const Node& at,
+                     const std::string& path) {
+    const auto known = r.matrix().mig_profile_names();
+    int slices = 0;
+    for (const auto& [name, count] : e.devices) {
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+            const auto guess = nearest(name, known);
+            fail(at.pos,
+                 "'" + path + "': unknown MIG profile '" + name + "'" +
+                     (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                     ". MIG profiles per GPU (NVIDIA MIG user guide): " + mig_known(r.matrix()));
+        }
+        // "<g>g.<mem>gb": g compute slices of 7.
+        slices += count * std::stoi(name.substr(0, name.find('g')));
+    }
+    if (slices > 7) {
+        fail(at.pos, "'" + path + "' needs " + std::to_string(slices) +
+                         " compute slices; a GPU has 7 (e.g. 1g.10gb x7, or 3g.40gb + 2g.20gb + "
+                         "1g.10gb x2)");
+    }
+}
+
+std::vector<std::pair<std::string, int>> read_mig_devices(const Reader& r, const Node& n,
+                                                          const std::string& path) {
+    std::vector<std::pair<std::string, int>> out;
+    if (n.kind == Node::Kind::seq) {
+        for (std::size_t i = 0; i < n.seq.size(); ++i) {
+            out.push_back(read_mig_item(r, n.seq[i], path + "[" + std::to_string(i) + "]"));
+        }
+    } else if (n.kind == Node::Kind::map) {
+        for (const auto& [name, count] : n.map) {
+            check_safe(name, count.key_pos, path);
+            out.emplace_back(name, r.integer(count, path + "." + name, 1, 7));
+        }
+    } else if (n.kind != Node::Kind::null) {
+        fail(n.pos, "'" + path +
+                        "' must list MIG profiles ([1g.10gb x7]) or map them to counts "
+                        "({\"1g.10gb\": 7}); got " +
+                        kind_name(n));
+    }
+    return out;
+}
+
+std::vector<int> read_mig_gpus(const Reader& r, const Node& n, const std::string& path, bool& all) {
+    std::vector<int> gpus;
+    if (n.kind == Node::Kind::scalar && n.scalar == "all") {
+        all = true;
+        return gpus;
+    }
+    const std::string expected = "all, a GPU index, or a list of GPU indices such as [0, 1]";
+    if (n.kind == Node::Kind::seq) {
+        for (const auto& g : n.seq) {
+            gpus.push_back(r.integer(g, path, 0, 63));
+        }
+    } else if (n.kind == Node::Kind::scalar) {
+        for (const auto& part : split(n.scalar, ',')) {
+            const auto v = parse_int(trim(part));
+            if (!v || *v < 0 || *v > 63) {
+                fail(n.pos, "'" + path + "' must be " + expected + "; got '" + n.scalar + "'");
+            }
+            gpus.push_back(static_cast<int>(*v));
+        }
+    } else {
+        fail(n.pos, "'" + path + "' must be " + expected + "; got " + kind_name(n));
+    }
+    return gpus;
+}
+
+MigSpec read_mig(const Reader& r, const Node& n) {
+    r.expect_map(n, "mig", {"mode", "layout"});
+    MigSpec m;
+    if (const auto* v = get(n, "mode")) {
+        m.enabled = r.one_of(*v, "mig.mode", {"enabled", "disabled"}) == "enabled";
+    }
+    const auto* layout = get(n, "layout");
+    if (layout != nullptr && layout->kind == Node::Kind::map) {
+        for (const auto& [key, value] : layout->map) {
+            const std::string path = "mig.layout." + key;
+            MigLayoutEntry e;
+            e.pos = value.key_pos;
+            Node key_node;
+            key_node.kind = Node::Kind::scalar;
+            key_node.scalar = key;
+            key_node.pos = value.key_pos;
+            e.gpus = read_mig_gpus(r, key_node, path, e.all);
+            e.devices = read_mig_devices(r, value, path);
+            check_mig_entry(r, e, value, path);
+            m.layout.push_back(std::move(e));
+        }
+    } else if (layout != nullptr && layout->kind == Node::Kind::seq) {
+        for (std::size_t i = 0; i < layout->seq.size(); ++i) {
+            const auto& entry = layout->seq[i];
+            const std::string path = "mig.layout[" + std::to_string(i) + "]";
+            r.expect_map(entry, path, {"devices", "mig-enabled", "mig-devices"});
+            MigLayoutEntry e;
+            e.pos = entry.pos;
+            e.gpus = read_mig_gpus(r, r.required(entry, path, "devices"), path + ".devices", e.all);
+            if (const auto* v = get(entry, "mig-enabled")) {
+                e.mig_enabled = r.boolean(*v, path + ".mig-enabled");
+            }
+            if (const auto* v = get(entry, "mig-devices")) {
+                e.devices = read_mig_devices(r, *v, path + ".mig-devices");
+                if (!e.mig_enabled && !e.devices.empty()) {
+                    fail(v->pos, "'" + path + ".mig-devices' needs mig-enabled: true");
+                }
+                check_mig_entry(r, e, *v, path + ".mig-devices");
+            }
+            m.layout.push_back(std::move(e));
+        }
+    } else if (layout != nullptr && layout->kind != Node::Kind::null) {
+        fail(layout->pos, "'mig.layout' must map GPUs to MIG profiles ({all: [1g.10gb x7]}) or "
+                          "be mig-parted's list of {devices, mig-enabled, mig-devices}; got " +
+                              kind_name(*layout));
+    }
+    if (!m.enabled && !m.layout.empty()) {
+        fail(layout->pos, "'mig.layout' needs mig.mode: enabled (mode disabled turns MIG off on "
+                          "every GPU)");
+    }
+    return m;
+}
+
 KubernetesSpec read_kubernetes(const Reader& r, const Node& n) {
     r.expect_map(n, "kubernetes", {"node", "runtime_class"});
     KubernetesSpec k;
@@ -647,10 +814,11 @@ void record_positions(const Node& n, const std::string& path,
 
 Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
-    r.expect_map(root, "", {"name",         "description", "extends",   "host",           "nouveau",
-                            "repositories", "driver",      "cuda",      "cudnn",          "nccl",
-                            "tensorrt",     "infiniband",  "container", "fabric_manager", "fabric",
-                            "tuning",       "monitoring",  "framework", "kubernetes",     "steps"});
+    r.expect_map(root, "",
+                 {"name",       "description",    "extends", "host",   "nouveau",    "repositories",
+                  "driver",     "cuda",           "cudnn",   "nccl",   "tensorrt",   "infiniband",
+                  "container",  "fabric_manager", "fabric",  "tuning", "monitoring", "framework",
+                  "kubernetes", "steps",          "mig"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -718,6 +886,9 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
         if (const auto* b = get(*v, "persistence_mode")) {
             p.tuning.persistence_mode = r.boolean(*b, "tuning.persistence_mode");
         }
+    }
+    if (const auto* v = get(root, "mig")) {
+        p.mig = read_mig(r, *v);
     }
     if (const auto* v = get(root, "monitoring")) {
         p.monitoring = read_monitoring(r, *v);

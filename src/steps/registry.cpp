@@ -65,6 +65,7 @@ std::vector<std::unique_ptr<Step>> make_steps() {
     out.push_back(steps::make_infiniband());
     out.push_back(steps::make_container_toolkit());
     out.push_back(steps::make_tuning());
+    out.push_back(steps::make_mig());
     out.push_back(steps::make_monitoring());
     out.push_back(steps::make_verify());
     return out;
@@ -72,9 +73,9 @@ std::vector<std::unique_ptr<Step>> make_steps() {
 
 const std::vector<std::string>& step_ids() {
     static const std::vector<std::string> ids{
-        "preflight",      "nouveau",           "cuda-repo", "secure-boot", "driver",
-        "fabric-manager", "cuda-toolkit",      "cudnn",     "nccl",        "tensorrt",
-        "infiniband",     "container-toolkit", "tuning",    "monitoring",  "verify"};
+        "preflight",    "nouveau", "cuda-repo",  "secure-boot", "driver",     "fabric-manager",
+        "cuda-toolkit", "cudnn",   "nccl",       "tensorrt",    "infiniband", "container-toolkit",
+        "tuning",       "mig",     "monitoring", "verify"};
     return ids;
 }
 

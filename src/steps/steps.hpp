@@ -17,6 +17,7 @@ std::unique_ptr<Step> make_tensorrt();
 std::unique_ptr<Step> make_infiniband();
 std::unique_ptr<Step> make_container_toolkit();
 std::unique_ptr<Step> make_tuning();
+std::unique_ptr<Step> make_mig();
 std::unique_ptr<Step> make_monitoring();
 std::unique_ptr<Step> make_verify();
 

@@ -728,6 +728,18 @@ private:
                               [](const Command&) { return CommandResult{}; });
         // fabric-manager.fabric-state: a real 4x A100 SXM report (R555), whose Fabric sections
         // say N/A as every GPU before Hopper does.
+        // MIG mode (doctor's probe, the mig step): these A100s have MIG disabled.
+        sys.on_command_prefix(
+            {"nvidia-smi", "--query-gpu=index,mig.mode.current,mig.mode.pending"},
+            [this](const Command&) {
+                if (!sys.exists("/proc/driver/nvidia/version")) {
+                    return CommandResult{
+                        .exit_code = 9,
+                        .out = read_fixture("cmd/nvidia-smi/error-driver-not-loaded.txt")};
+                }
+                return CommandResult{.out = "0, Disabled, Disabled\n1, Disabled, Disabled\n"
+                                            "2, Disabled, Disabled\n3, Disabled, Disabled\n"};
+            });
         sys.on_command_prefix({"nvidia-smi", "-q"}, [this](const Command&) {
             if (!sys.exists("/usr/bin/nvidia-smi")) {
                 return CommandResult{.exit_code = 127, .not_found = true};

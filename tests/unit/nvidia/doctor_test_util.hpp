@@ -27,6 +27,10 @@ struct DoctorHost {
         sys.on_command({"dpkg", "--audit"}, answer_ok(""));
         sys.on_command({"nvidia-smi"},
                        answer_ok(read_fixture("cmd/nvidia-smi/table-535-h100.txt")));
+        // The H100 with MIG disabled (doctor's MIG probe, doctor_mig.cpp).
+        sys.on_command({"nvidia-smi", "--query-gpu=index,mig.mode.current,mig.mode.pending",
+                        "--format=csv,noheader"},
+                       answer_ok("0, Disabled, Disabled\n"));
         sys.on_command({"nvidia-smi", "topo", "-m"},
                        answer_ok(read_fixture("cmd/topo/hgx-h100-8gpu.txt")));
         sys.set_env("PATH", "/usr/local/cuda/bin:/usr/bin:/bin");

@@ -216,3 +216,25 @@ TEST(DoctorFabric, FabricManagerRefusingTheLoadedDriverIsNamed) {
     h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
     EXPECT_EQ(find_finding(h.run(), "fabric-manager-version-skew"), nullptr);
 }
+
+TEST(DoctorMig, PendingModeIsReportedWithTheReset) {
+    DoctorHost h;
+    const std::vector<std::string> argv = {
+        "nvidia-smi", "--query-gpu=index,mig.mode.current,mig.mode.pending",
+        "--format=csv,noheader"};
+    h.sys.on_command(argv, answer_ok("0, Enabled, Enabled\n1, Disabled, Enabled\n"));
+    const auto findings = h.run();
+    const auto* f = find_finding(findings, "mig-mode-pending");
+    ASSERT_NE(f, nullptr) << ::testing::PrintToString(finding_ids(findings));
+    EXPECT_EQ(f->severity, "warning");
+    EXPECT_NE(f->summary.find("GPU 1: MIG mode is disabled but enabled is pending"),
+              std::string::npos)
+        << f->summary;
+    EXPECT_NE(f->fix.find("sudo nvidia-smi -i 1 -r"), std::string::npos) << f->fix;
+    EXPECT_EQ(std::count_if(findings.begin(), findings.end(),
+                            [](const Finding& x) { return x.id == "mig-mode-pending"; }),
+              1);
+    // Settled modes, and GPUs without MIG ([N/A]), say nothing.
+    h.sys.on_command(argv, answer_ok("0, Enabled, Enabled\n1, [N/A], [N/A]\n"));
+    EXPECT_EQ(find_finding(h.run(), "mig-mode-pending"), nullptr);
+}

@@ -46,6 +46,7 @@ options:
       - infiniband
       - container-toolkit
       - tuning
+      - mig
       - monitoring
       - verify
     # END step ids
@@ -69,6 +70,7 @@ options:
       - infiniband
       - container-toolkit
       - tuning
+      - mig
       - monitoring
       - verify
     # END step ids
@@ -135,6 +137,7 @@ STEP_IDS = [
     "infiniband",
     "container-toolkit",
     "tuning",
+    "mig",
     "monitoring",
     "verify",
 ]
