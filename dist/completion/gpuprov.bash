@@ -19,7 +19,7 @@ _gpuprov() {
     local i cmd="" sub=""
     for ((i = 1; i < cword; i++)); do
         case "${words[i]}" in
-        --log-level | --log-file | --root | --only | --skip | --out | --plan | --reboot | --junit | --profile | --temperature-alert-c | --temperature-alert | --textfile | --kernel | --install-from | --sha256 | --output) ((i++)) ;;
+        --log-level | --log-file | --root | --from-bundle | --bundle-key | --only | --skip | --out | --plan | --reboot | --junit | --profile | --temperature-alert-c | --temperature-alert | --textfile | --kernel | --install-from | --sha256 | --output | --for | --key-home) ((i++)) ;;
         -*) ;;
         *) if [[ -z "$cmd" ]]; then cmd=${words[i]}; elif [[ -z "$sub" ]]; then sub=${words[i]}; fi ;;
         esac
@@ -31,7 +31,7 @@ _gpuprov() {
     --root) _filedir -d; return ;;
     esac
     case "$cmd" in
-    "") COMPREPLY=($(compgen -W "profiles facts plan apply verify status doctor metrics forecast cloud-init k8s-manifests slurm-gres help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "profiles facts plan apply verify status doctor metrics forecast cloud-init k8s-manifests bundle slurm-gres help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
     profiles)
         case "$sub" in
         "") COMPREPLY=($(compgen -W "list show validate" -- "$cur")) ;;
@@ -69,12 +69,14 @@ _gpuprov() {
         ;;
     plan)
         case "$prev" in
+            --from-bundle) return ;;
+            --bundle-key) return ;;
             --only) _gpuprov_steps; return ;;
             --skip) _gpuprov_steps; return ;;
             --out) _filedir; return ;;
         esac
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--help -h --json --detailed-exitcode --only --skip --allow-remove --out" -- "$cur")); return
+            COMPREPLY=($(compgen -W "--help -h --from-bundle --bundle-key --json --detailed-exitcode --only --skip --allow-remove --out" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
@@ -84,20 +86,24 @@ _gpuprov() {
             --only) _gpuprov_steps; return ;;
             --skip) _gpuprov_steps; return ;;
             --reboot) COMPREPLY=($(compgen -W "never if-needed" -- "$cur")); return ;;
+            --from-bundle) return ;;
+            --bundle-key) return ;;
         esac
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--help -h --plan --yes -y --dry-run --only --skip --reboot --json --allow-remove --allow-untrusted" -- "$cur")); return
+            COMPREPLY=($(compgen -W "--help -h --plan --yes -y --dry-run --only --skip --reboot --from-bundle --bundle-key --json --allow-remove --allow-untrusted" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
     verify)
         case "$prev" in
+            --from-bundle) return ;;
+            --bundle-key) return ;;
             --junit) _filedir; return ;;
             --only) _gpuprov_steps; return ;;
             --skip) _gpuprov_steps; return ;;
         esac
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--help -h --json --junit --only --skip --smoke" -- "$cur")); return
+            COMPREPLY=($(compgen -W "--help -h --from-bundle --bundle-key --json --junit --only --skip --smoke" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
@@ -151,6 +157,18 @@ _gpuprov() {
         esac
         if [[ "$cur" == -* ]]; then
             COMPREPLY=($(compgen -W "--help -h --output" -- "$cur")); return
+        fi
+        _gpuprov_profile; return
+        ;;
+    bundle)
+        case "$prev" in
+            --for) return ;;
+            --kernel) return ;;
+            --output) return ;;
+            --key-home) _filedir -d; return ;;
+        esac
+        if [[ "$cur" == -* ]]; then
+            COMPREPLY=($(compgen -W "--help -h --for --kernel --output --key-home" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
