@@ -6,6 +6,7 @@
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
 #include <gpuprov/repo.hpp>
+#include <gpuprov/step_ids.hpp>
 #include <gpuprov/system.hpp>
 #include <map>
 #include <memory>
@@ -150,9 +151,7 @@ public:
     }
 };
 
-/// All steps in the design's order: preflight, nouveau, cuda-repo, driver, fabric-manager,
-/// cuda-toolkit, cudnn, nccl, container-toolkit, tuning, monitoring, verify.
+/// All steps in the order of step_ids() (gpuprov/step_ids.hpp).
 [[nodiscard]] std::vector<std::unique_ptr<Step>> make_steps();
-[[nodiscard]] const std::vector<std::string>& step_ids();
 
 } // namespace gpuprov

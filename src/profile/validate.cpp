@@ -6,15 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <gpuprov/matrix.hpp>
+#include <gpuprov/step_ids.hpp>
 #include <gpuprov/strings.hpp>
 
 namespace gpuprov::profile_detail {
 namespace {
-
-const std::vector<std::string> k_step_ids = {
-    "preflight",    "nouveau", "cuda-repo",  "secure-boot", "driver",     "fabric-manager",
-    "cuda-toolkit", "cudnn",   "nccl",       "tensorrt",    "infiniband", "container-toolkit",
-    "tuning",       "mig",     "monitoring", "verify"};
 
 const std::vector<std::string> k_repository_names = {"cuda", "container-toolkit", kDockerRepoName};
 
@@ -788,7 +784,7 @@ std::vector<std::string> read_skip(const Reader& r, const Node& n) {
                             kind_name(*skip));
     }
     for (std::size_t i = 0; i < skip->seq.size(); ++i) {
-        out.push_back(r.one_of(skip->seq[i], "steps.skip[" + std::to_string(i) + "]", k_step_ids));
+        out.push_back(r.one_of(skip->seq[i], "steps.skip[" + std::to_string(i) + "]", step_ids()));
     }
     return out;
 }

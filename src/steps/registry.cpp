@@ -71,12 +71,4 @@ std::vector<std::unique_ptr<Step>> make_steps() {
     return out;
 }
 
-const std::vector<std::string>& step_ids() {
-    static const std::vector<std::string> ids{
-        "preflight",    "nouveau", "cuda-repo",  "secure-boot", "driver",     "fabric-manager",
-        "cuda-toolkit", "cudnn",   "nccl",       "tensorrt",    "infiniband", "container-toolkit",
-        "tuning",       "mig",     "monitoring", "verify"};
-    return ids;
-}
-
 } // namespace gpuprov
