@@ -9,7 +9,6 @@
 #include "common.hpp"
 
 #include <gpuprov/kernel_flavour.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>

@@ -219,9 +219,9 @@ TEST(DoctorFabric, FabricManagerRefusingTheLoadedDriverIsNamed) {
 
 TEST(DoctorMig, PendingModeIsReportedWithTheReset) {
     DoctorHost h;
-    const std::vector<std::string> argv = {
-        "nvidia-smi", "--query-gpu=index,mig.mode.current,mig.mode.pending",
-        "--format=csv,noheader"};
+    const std::vector<std::string> argv = {"nvidia-smi",
+                                           "--query-gpu=index,mig.mode.current,mig.mode.pending",
+                                           "--format=csv,noheader"};
     h.sys.on_command(argv, answer_ok("0, Enabled, Enabled\n1, Disabled, Enabled\n"));
     const auto findings = h.run();
     const auto* f = find_finding(findings, "mig-mode-pending");
