@@ -81,6 +81,17 @@ mirror_stop() {
 }
 
 mirror_url() { printf 'https://127.0.0.1:%s/%s' "$MIRROR_PORT" "${1:-}"; }
+
+# mirror_apt_source ROOT NAME TREE: a flat repository of the mirror (TREE/ under www/, e.g.
+# debian/ or debian-kernel/, a distribution's archive as a connected host has it) as the root's
+# deb822 source /etc/apt/sources.list.d/e2e-NAME.sources, signed by the mirror's key in
+# /usr/share/keyrings/e2e-NAME.gpg. The scenario runs apt-get update.
+mirror_apt_source() {
+    local r=$1 name=$2 tree=$3
+    gpg --dearmor <"$MIRROR_DIR/www/compute/cuda/repos/debian12/x86_64/3bf863cc.pub" >"$r/usr/share/keyrings/e2e-$name.gpg"
+    printf 'Types: deb\nURIs: %s\nSuites: /\nSigned-By: /usr/share/keyrings/e2e-%s.gpg\n' \
+        "$(mirror_url "$tree/")" "$name" >"$r/etc/apt/sources.list.d/e2e-$name.sources"
+}
 mirror_fingerprint() { cat "$MIRROR_DIR/fingerprint"; }
 mirror_wrong_fingerprint() { cat "$MIRROR_DIR/wrong-fingerprint"; }
 

@@ -10,13 +10,7 @@ source "$(dirname "$0")/../lib/scenario.sh"
 scenario_begin clean
 
 # The host's kernel packaging, from the mirror's debian-kernel repository (a Debian mirror).
-gpg --dearmor <"$MIRROR_DIR/www/compute/cuda/repos/debian12/x86_64/3bf863cc.pub" >"$ROOT/usr/share/keyrings/e2e-debian.gpg"
-cat >"$ROOT/etc/apt/sources.list.d/e2e-debian.sources" <<SRC
-Types: deb
-URIs: $(mirror_url debian-kernel/)
-Suites: /
-Signed-By: /usr/share/keyrings/e2e-debian.gpg
-SRC
+mirror_apt_source "$ROOT" debian debian-kernel
 check "apt-get update (kernel repository)" in_root "$ROOT" 120 apt-get -q update
 check "the running kernel's packages, an older metapackage" in_root "$ROOT" 120 apt-get -q -y install \
     linux-image-amd64=6.1.119-1 linux-headers-amd64=6.1.119-1

@@ -22,13 +22,7 @@ sed -i 's/^MemTotal:.*/MemTotal:       1056690116 kB/' "$ROOT/proc/meminfo" # sc
 # The distro's archive (the mirror's `debian` repository), its lists fetched as on any host. The
 # root's apt skips Recommends, as Debian's cloud and container images configure it: whatever
 # the verbs stack needs must be named, not recommended.
-gpg --dearmor <"$MIRROR_DIR/www/compute/cuda/repos/debian12/x86_64/3bf863cc.pub" >"$ROOT/usr/share/keyrings/e2e-debian.gpg"
-cat >"$ROOT/etc/apt/sources.list.d/e2e-debian.sources" <<SRC
-Types: deb
-URIs: $(mirror_url debian/)
-Suites: /
-Signed-By: /usr/share/keyrings/e2e-debian.gpg
-SRC
+mirror_apt_source "$ROOT" debian debian
 printf 'APT::Install-Recommends "false";\n' >"$ROOT/etc/apt/apt.conf.d/99e2e-no-recommends"
 check "apt-get update (distro archive)" in_root "$ROOT" 120 apt-get -q update
 

@@ -22,13 +22,7 @@ copy_host_tool() {
 for tool in /usr/bin/gpg /usr/bin/gpg-agent /usr/bin/gpgconf; do copy_host_tool "$ROOT" "$tool"; done
 
 # The builder's distribution repository (kernel headers), as on a connected Debian host.
-gpg --dearmor <"$MIRROR_DIR/www/compute/cuda/repos/debian12/x86_64/3bf863cc.pub" >"$ROOT/usr/share/keyrings/e2e-debian.gpg"
-cat >"$ROOT/etc/apt/sources.list.d/e2e-debian.sources" <<SRC
-Types: deb
-URIs: $(mirror_url debian-kernel/)
-Suites: /
-Signed-By: /usr/share/keyrings/e2e-debian.gpg
-SRC
+mirror_apt_source "$ROOT" debian debian-kernel
 check "apt-get update (kernel repository)" in_root "$ROOT" 120 apt-get -q update
 
 KA=$SIM_KERNEL   # 6.1.0-28-amd64: the running kernel of both roots
