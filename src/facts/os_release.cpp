@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/words.hpp>
 #include <string_view>
 
 namespace gpuprov {
@@ -64,16 +65,6 @@ std::optional<std::string> unquote(std::string_view raw) {
     return out;
 }
 
-std::vector<std::string> words(std::string_view s) {
-    std::vector<std::string> out;
-    for (auto& w : split(s, ' ')) {
-        if (auto t = trim(w); !t.empty()) {
-            out.emplace_back(t);
-        }
-    }
-    return out;
-}
-
 } // namespace
 
 OsInfo parse_os_release(std::string_view content) {
@@ -100,7 +91,7 @@ OsInfo parse_os_release(std::string_view content) {
         if (key == "ID") {
             os.id = to_lower(trim(*value));
         } else if (key == "ID_LIKE") {
-            os.id_like = words(to_lower(*value));
+            os.id_like = split_words(to_lower(*value));
         } else if (key == "VERSION_ID") {
             os.version_id = trim(*value);
         } else if (key == "VERSION_CODENAME") {

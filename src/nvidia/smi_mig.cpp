@@ -2,20 +2,11 @@
 // tests/fixtures/cmd/nvidia-smi/list-*.txt and table-*-mig-*.txt.
 #include <gpuprov/smi_mig.hpp>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/words.hpp>
 
 namespace gpuprov {
 
 namespace {
-
-std::vector<std::string> words(std::string_view s) {
-    std::vector<std::string> out;
-    for (const auto& w : split(s, ' ')) {
-        if (!trim(w).empty()) {
-            out.emplace_back(trim(w));
-        }
-    }
-    return out;
-}
 
 // "... (UUID: X)" → X, and the text before it; nullopt without the suffix.
 std::optional<std::pair<std::string, std::string>> split_uuid(std::string_view line) {
@@ -67,7 +58,7 @@ std::vector<SmiListGpu> parse_smi_list(std::string_view output) {
             gpus.push_back(std::move(g));
         } else if (starts_with(head, "MIG ") && !gpus.empty()) {
             // "MIG 1c.3g.71gb  Device  0:"
-            const auto w = words(head);
+            const auto w = split_words(head);
             if (w.size() != 4 || w[2] != "Device" || w[3].back() != ':') {
                 continue;
             }
@@ -103,7 +94,7 @@ std::vector<SmiTableMig> parse_smi_mig_devices(std::string_view table) {
         if (cells.size() < 2) {
             continue;
         }
-        const auto ids = words(cells[0]);
+        const auto ids = split_words(cells[0]);
         if (ids.size() != 4) {
             continue;
         }
@@ -157,7 +148,7 @@ std::vector<SmiGpuInstance> parse_mig_lgi(std::string_view output) {
         if (line.size() < 2 || line.front() != '|' || line.back() != '|') {
             continue;
         }
-        const auto w = words(line.substr(1, line.size() - 2));
+        const auto w = split_words(line.substr(1, line.size() - 2));
         // GPU, "MIG", profile, profile id, instance id, start:size
         if (w.size() != 6 || w[1] != "MIG") {
             continue;

@@ -5,6 +5,7 @@
 
 #include <gpuprov/nvidia_smi.hpp>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/words.hpp>
 
 namespace gpuprov {
 
@@ -19,16 +20,6 @@ std::vector<std::string> cells(std::string_view line) {
     std::vector<std::string> out;
     for (const auto& c : split(line.substr(1, line.size() - 2), '|')) {
         out.emplace_back(trim(c));
-    }
-    return out;
-}
-
-std::vector<std::string> words(std::string_view s) {
-    std::vector<std::string> out;
-    for (const auto& w : split(s, ' ')) {
-        if (!trim(w).empty()) {
-            out.emplace_back(trim(w));
-        }
     }
     return out;
 }
@@ -65,7 +56,7 @@ std::string text(std::string_view v) {
 
 // "   0  NVIDIA H200                    On  ": index, name, persistence mode.
 std::optional<SmiTableGpu> first_row(const std::vector<std::string>& c) {
-    const auto w = words(c[0]);
+    const auto w = split_words(c[0]);
     if (w.size() < 3) {
         return std::nullopt;
     }
@@ -84,7 +75,7 @@ std::optional<SmiTableGpu> first_row(const std::vector<std::string>& c) {
     if (g.name.size() > 3 && g.name.substr(g.name.size() - 3) == "...") {
         g.name_truncated = true;
     }
-    const auto bus = words(c[1]);
+    const auto bus = split_words(c[1]);
     if (!bus.empty()) {
         g.bus_id = text(bus.front());
     }
@@ -97,7 +88,7 @@ std::optional<SmiTableGpu> first_row(const std::vector<std::string>& c) {
 
 // "N/A   28C    P0             77W /  700W | 0MiB / 143771MiB | 0%      Default".
 void second_row(const std::vector<std::string>& c, SmiTableGpu& g) {
-    const auto w = words(c[0]);
+    const auto w = split_words(c[0]);
     if (w.size() >= 3) {
         g.fan_percent = with_unit(w[0], "%");
         g.temperature_c = with_unit(w[1], "C");
@@ -110,7 +101,7 @@ void second_row(const std::vector<std::string>& c, SmiTableGpu& g) {
     const auto [used, total] = halves(c[1]);
     g.memory_used_mib = mib(used);
     g.memory_total_mib = mib(total);
-    const auto u = words(c[2]);
+    const auto u = split_words(c[2]);
     if (!u.empty()) {
         g.utilization_percent = with_unit(u[0], "%");
         const auto mode = c[2].find(u[0]) + u[0].size();

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/words.hpp>
 #include <limits>
 #include <vector>
 
@@ -31,6 +32,16 @@ std::vector<std::string> split(std::string_view s, char sep) {
         out.emplace_back(s.substr(start, pos - start));
         start = pos + 1;
     }
+}
+
+std::vector<std::string> split_words(std::string_view s) {
+    std::vector<std::string> out;
+    for (const auto& w : split(s, ' ')) {
+        if (const auto t = trim(w); !t.empty()) {
+            out.emplace_back(t);
+        }
+    }
+    return out;
 }
 
 std::vector<std::string> lines(std::string_view s) {
