@@ -98,8 +98,8 @@ if ((needs_mirror)); then
     rootfs_base >/dev/null || die "could not build the Debian 12 root"
     log "setup: root cache ready in $((SECONDS - t)) s ($E2E_CACHE)"
     t=$SECONDS
-    mirror_build "$E2E_WORK/mirror" || die "mirror build failed"
-    log "setup: mirror built in $((SECONDS - t)) s"
+    mirror_build_cached "$E2E_WORK/mirror" || die "mirror build failed"
+    log "setup: mirror ready in $((SECONDS - t)) s"
     mirror_start "$E2E_WORK/mirror"
 fi
 if [[ ! -x "$GPUPROV_BIN" ]]; then

@@ -583,16 +583,6 @@ gpgconf --kill all >/dev/null 2>&1 || true
 # The key stays in OUTDIR/gnupg for mirror/build-rpm.sh (which signs the rpm half and removes it).
 rm -rf "$OUT/stage"
 
-# --- TLS: throwaway CA and a server certificate for IP 127.0.0.1 --------------------------------
-(
-    cd "$OUT/tls"
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -sha256 \
-        -subj '/CN=gpuprov e2e throwaway CA' \
-        -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign' 2>/dev/null
-    openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -sha256 -subj '/CN=127.0.0.1' 2>/dev/null
-    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' >ext.cnf
-    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 \
-        -sha256 -extfile ext.cnf 2>/dev/null
-    rm -f server.csr ext.cnf ca.srl
-)
+# --- TLS: a throwaway CA and a server certificate for IP 127.0.0.1 (mirror/tls.sh) -------------
+bash "$HERE/tls.sh" "$OUT/tls"
 echo "mirror built in $OUT (key $FPR)"
