@@ -15,6 +15,11 @@ scripts/deps.sh --test
 if [[ $(id -u) -eq 0 && -z "${CCACHE_DIR:-}" ]]; then
     export CCACHE_DIR=/var/cache/gpuprov-ccache CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
     export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+    # Without this, ccache puts the build directory into the hash of every -g compile (its
+    # hash_dir default, for the path the debug info records), so a clone at another path than the
+    # last run's hits nothing. The debug info's build directory may then name the run that filled
+    # the cache: nothing here reads it.
+    export CCACHE_NOHASHDIR=1
     mkdir -p "$CCACHE_DIR"
 fi
 scripts/build.sh --release
