@@ -22,6 +22,10 @@ enum class StepStatus { satisfied, pending, blocked, skipped, done, failed, rebo
 /// "satisfied", "pending", ..., "reboot-required".
 [[nodiscard]] std::string_view to_string(StepStatus status);
 [[nodiscard]] std::optional<StepStatus> step_status_from_string(std::string_view s);
+/// Whether apply runs a step its check left in this state (pending, or waiting on a reboot).
+[[nodiscard]] inline bool apply_runs(StepStatus s) {
+    return s == StepStatus::pending || s == StepStatus::reboot_required;
+}
 
 /// One intended change, exact enough for a change review.
 struct Change {

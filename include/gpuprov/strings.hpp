@@ -13,6 +13,7 @@ namespace gpuprov {
 [[nodiscard]] std::vector<std::string> lines(std::string_view s);
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
 [[nodiscard]] std::string to_lower(std::string_view s);
+[[nodiscard]] std::string to_upper(std::string_view s);
 [[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
 [[nodiscard]] std::optional<long long> parse_int(std::string_view s);
 /// parse_int for a value that must fit an int (a GPU index, a link number, an error code): one

@@ -1,5 +1,6 @@
 #pragma once
-// Whitespace-column splitting shared by the parsers of nvidia-smi's tables and os-release.
+// Whitespace-column splitting shared by the parsers of nvidia-smi's tables, os-release,
+// nccl-tests' results and apt's one-line sources.
 // Kept out of strings.hpp, which nearly every file includes: only these parsers need it.
 #include <string>
 #include <string_view>
@@ -7,8 +8,8 @@
 
 namespace gpuprov {
 
-/// The space-separated words of `s`, each trimmed, empty ones dropped: the columns of
-/// nvidia-smi's tables, ID_LIKE's list.
+/// The words of `s` between spaces and tabs, each trimmed, empty ones dropped: the columns of
+/// nvidia-smi's tables and of nccl-tests' results, ID_LIKE's list, a sources.list line.
 [[nodiscard]] std::vector<std::string> split_words(std::string_view s);
 
 } // namespace gpuprov

@@ -15,10 +15,6 @@ namespace gpuprov {
 
 namespace {
 
-bool runs(StepStatus s) {
-    return s == StepStatus::pending || s == StepStatus::reboot_required;
-}
-
 class Run {
 public:
     Run(System& sys, const Profile& profile, const Matrix& matrix, const ApplyOptions& opt,
@@ -107,7 +103,7 @@ public:
         while (i < plan.steps.size() && m_result.status == StepStatus::done) {
             stop_point();
             const auto& ps = plan.steps[i];
-            if (!runs(ps.check.status)) {
+            if (!apply_runs(ps.check.status)) {
                 record(ps.id, ps.check.status, ps.check.reason, {});
                 ++i;
                 continue;
@@ -315,7 +311,7 @@ private:
     void run_group(const Plan& plan, std::size_t begin, std::size_t end) {
         std::vector<std::size_t> active;
         for (std::size_t k = begin; k < end; ++k) {
-            if (runs(plan.steps[k].check.status)) {
+            if (apply_runs(plan.steps[k].check.status)) {
                 active.push_back(k);
             } else {
                 record(plan.steps[k].id, plan.steps[k].check.status, plan.steps[k].check.reason,

@@ -15,10 +15,6 @@ namespace gpuprov {
 
 namespace {
 
-std::string hex_of(const std::string& digest) {
-    return starts_with(digest, "sha256:") ? digest.substr(7) : digest;
-}
-
 // A manifest path must stay inside the bundle: relative, no "..", no empty parts.
 bool safe_relative(std::string_view path) {
     if (path.empty() || path.front() == '/') {
@@ -28,10 +24,6 @@ bool safe_relative(std::string_view path) {
     return std::none_of(parts.begin(), parts.end(), [](const auto& part) {
         return part.empty() || part == "." || part == "..";
     });
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 std::string normalized_fingerprint(std::string_view fp) {
@@ -139,14 +131,14 @@ OpenedBundle open_bundle(System& sys, const std::string& path, const std::string
     while (b.dir.size() > 1 && b.dir.back() == '/') {
         b.dir.pop_back();
     }
-    if (ends_with(path, ".tar")) {
+    if (std::string_view(path).ends_with(".tar")) {
         // Extracted into gpuprov's own cache (root's is root-only), named after the tar's
         // content, so plan and apply of one tar share one directory and one source URL.
         const auto tar = sys.read_file(path);
         if (!tar) {
             throw Error(fmt::format("cannot read the bundle {}", path));
         }
-        b.dir = cache_dir + "/bundles/" + hex_of(content_digest(*tar)).substr(0, 16);
+        b.dir = cache_dir + "/bundles/" + sha256_hex(*tar).substr(0, 16);
         sys.make_dirs(b.dir);
         const auto r = sys.run({.argv = {"tar", "-x", "-f", path, "-C", b.dir, "--no-same-owner",
                                          "--no-same-permissions"},
@@ -196,7 +188,7 @@ OpenedBundle open_bundle(System& sys, const std::string& path, const std::string
                                     f.size));
         }
         const auto data = sys.read_file(full);
-        const auto got = data ? hex_of(content_digest(*data)) : std::string("unreadable");
+        const auto got = data ? sha256_hex(*data) : std::string("unreadable");
         if (got != f.sha256) {
             throw Error(fmt::format("bundle file {} has SHA-256 {}, the signed manifest says {}; "
                                     "nothing was changed",

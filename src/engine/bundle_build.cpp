@@ -21,14 +21,6 @@ namespace {
 
 constexpr const char* kAptLists = "/var/lib/apt/lists";
 
-std::string hex_of(const std::string& digest) {
-    return starts_with(digest, "sha256:") ? digest.substr(7) : digest;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // deb822 paragraphs, as dpkg's status and apt's Packages hold them.
 std::vector<std::string> paragraphs(std::string_view text) {
     std::vector<std::string> out;
@@ -161,8 +153,7 @@ std::string flat_release(const std::string& packages, const std::string& repo,
                          std::chrono::system_clock::time_point now) {
     return fmt::format("Origin: gpuprov bundle\nLabel: gpuprov bundle ({})\nDate: {}\nSHA256:\n "
                        "{} {} Packages\n",
-                       repo, release_date_text(now), hex_of(content_digest(packages)),
-                       packages.size());
+                       repo, release_date_text(now), sha256_hex(packages), packages.size());
 }
 
 } // namespace
@@ -283,7 +274,7 @@ BundleBuildResult build_bundle(System& sys, const StepContext& ctx, const Plan& 
     // Work area in gpuprov's cache: the fresh host's dpkg database and apt's download directory.
     const auto work = opt.cache_dir + "/bundle-work";
     const auto archives = work + "/archives";
-    const auto tree = ends_with(opt.output, ".tar") ? work + "/tree" : opt.output;
+    const auto tree = std::string_view(opt.output).ends_with(".tar") ? work + "/tree" : opt.output;
     for (const auto& d : {archives, archives + "/partial", tree}) {
         sys.make_dirs(d);
     }
@@ -330,9 +321,9 @@ BundleBuildResult build_bundle(System& sys, const StepContext& ctx, const Plan& 
     }
     for (const auto& name : sys.list_dir(kAptLists)) {
         const auto path = std::string(kAptLists) + "/" + name;
-        if (ends_with(name, "_Packages")) {
+        if (std::string_view(name).ends_with("_Packages")) {
             add_stanzas(by_sha, sys.read_file(path).value_or(""), "");
-        } else if (ends_with(name, "_InRelease")) {
+        } else if (std::string_view(name).ends_with("_InRelease")) {
             const auto prov = "provenance/distribution/" + name;
             sys.make_dirs(tree + "/provenance/distribution");
             sys.write_file_atomic(tree + "/" + prov, sys.read_file(path).value_or(""), 0644);
@@ -349,14 +340,14 @@ BundleBuildResult build_bundle(System& sys, const StepContext& ctx, const Plan& 
     auto debs = sys.list_dir(archives);
     std::sort(debs.begin(), debs.end());
     for (const auto& base : debs) {
-        if (!ends_with(base, ".deb")) {
+        if (!std::string_view(base).ends_with(".deb")) {
             continue;
         }
         const auto data = sys.read_file(archives + "/" + base);
         if (!data) {
             throw Error("cannot read the downloaded " + base);
         }
-        const auto sha = hex_of(content_digest(*data));
+        const auto sha = sha256_hex(*data);
         const auto it = by_sha.find(sha);
         if (it == by_sha.end()) {
             throw Error(fmt::format("{} (SHA-256 {}) matches no record of a signed index; no "
@@ -406,7 +397,7 @@ BundleBuildResult build_bundle(System& sys, const StepContext& ctx, const Plan& 
     m.key_fingerprint = fpr;
     auto list = [&](const std::string& rel) {
         const auto data = sys.read_file(tree + "/" + rel).value_or("");
-        m.files.push_back({rel, hex_of(content_digest(data)), data.size()});
+        m.files.push_back({rel, sha256_hex(data), data.size()});
     };
     for (const auto& repo : repos) {
         auto names = sys.list_dir(tree + "/" + bundle_repo_dir(repo));

@@ -16,10 +16,6 @@ namespace gpuprov {
 
 namespace {
 
-bool runs(StepStatus s) {
-    return s == StepStatus::pending || s == StepStatus::reboot_required;
-}
-
 bool has_packages(const CheckResult& c) {
     return !c.installs.empty() || !c.removals.empty() || !c.modules.empty() ||
            !c.pre_installs.empty() || !c.pre_removals.empty();
@@ -240,7 +236,7 @@ std::vector<std::vector<std::size_t>> package_groups(const Plan& plan) {
         if (s.check.status == StepStatus::blocked) {
             break; // apply stops here
         }
-        if (!runs(s.check.status) || !has_packages(s.check)) {
+        if (!apply_runs(s.check.status) || !has_packages(s.check)) {
             continue;
         }
         (s.id == "preflight" ? first : rest).push_back(k);

@@ -12,11 +12,11 @@ using namespace nvidia_detail;
 
 namespace {
 
-constexpr const char* kStep = "container-toolkit";
+constexpr const char* kContainerStep = "container-toolkit";
 
 CheckOutcome docker_runtime(const System& sys) {
     constexpr const char* path = kDaemonJsonPath;
-    auto c = make_outcome("container.runtime", kStep, path);
+    auto c = make_outcome("container.runtime", kContainerStep, path);
     c.expected = "runtimes.nvidia in daemon.json";
     c.fix = "nvidia-ctk runtime configure --runtime=docker && systemctl restart docker";
     const auto text = sys.read_file(path);
@@ -46,7 +46,7 @@ CheckOutcome docker_runtime(const System& sys) {
 // edited the main file instead.
 CheckOutcome toml_runtime(const System& sys, const std::string& runtime, const std::string& dropin,
                           const std::string& main_file) {
-    auto c = make_outcome("container.runtime", kStep, dropin);
+    auto c = make_outcome("container.runtime", kContainerStep, dropin);
     c.expected = "nvidia runtime configured for " + runtime;
     c.fix =
         "nvidia-ctk runtime configure --runtime=" + runtime + " && systemctl restart " + runtime;
@@ -71,7 +71,7 @@ std::vector<CheckOutcome> check_container_toolkit(const VerifyInput& in, const S
         return out;
     }
     const std::vector<std::string> argv = {"nvidia-ctk", "--version"};
-    auto ctk = make_outcome("container.nvidia-ctk", kStep, display_argv(argv));
+    auto ctk = make_outcome("container.nvidia-ctk", kContainerStep, display_argv(argv));
     ctk.expected = "nvidia-ctk answers";
     ctk.fix = "install the toolkit: gpuprov apply " + in.profile.name + " --only container-toolkit";
     const auto r = probe(sys, argv);

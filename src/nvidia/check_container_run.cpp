@@ -11,7 +11,7 @@ namespace gpuprov::nvidia_detail {
 
 namespace {
 
-constexpr const char* kStep = "container-toolkit";
+constexpr const char* kContainerRunStep = "container-toolkit";
 
 // A container's first start can unpack layers and load the toolkit's hooks: longer than a probe.
 constexpr std::chrono::seconds kRunTimeout{180};
@@ -57,7 +57,7 @@ std::size_t gpu_lines(std::string_view out) {
 CheckOutcome container_engine_check(const VerifyInput& in, const System& sys) {
     const auto& runtime = in.profile.container->runtime;
     const std::vector<std::string> argv = {engine_daemon(runtime), "--version"};
-    auto c = make_outcome("container.engine", kStep, display_argv(argv));
+    auto c = make_outcome("container.engine", kContainerRunStep, display_argv(argv));
     c.expected = "the " + runtime + " engine installed (" + argv.front() + " answers)";
     c.fix = engine_fix(in.profile);
     const auto r = probe(sys, argv);
@@ -72,7 +72,7 @@ CheckOutcome container_engine_check(const VerifyInput& in, const System& sys) {
 
 CheckOutcome container_cdi_check(const System& sys) {
     const std::vector<std::string> argv = {"nvidia-ctk", "cdi", "list"};
-    auto c = make_outcome("container.cdi", kStep, display_argv(argv));
+    auto c = make_outcome("container.cdi", kContainerRunStep, display_argv(argv));
     c.expected = "/etc/cdi/nvidia.yaml present and nvidia.com/gpu devices listed";
     c.fix = "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml (after the driver is loaded)";
     if (!sys.exists(kCdiSpecPath)) {
@@ -93,8 +93,8 @@ CheckOutcome container_cdi_check(const System& sys) {
 CheckOutcome container_gpu_run_check(const VerifyInput& in, const System& sys,
                                      const CheckOutcome& engine) {
     const auto& spec = *in.profile.container;
-    auto c =
-        make_outcome("container.gpu-run", kStep, "docker run --rm --gpus all IMAGE nvidia-smi -L");
+    auto c = make_outcome("container.gpu-run", kContainerRunStep,
+                          "docker run --rm --gpus all IMAGE nvidia-smi -L");
     c.expected = "a container sees the GPUs (nvidia-smi -L lists them)";
     if (spec.runtime != "docker") {
         skip(c, "the GPU run test uses docker; container.runtime is " + spec.runtime);

@@ -11,11 +11,11 @@ using namespace nvidia_detail;
 
 namespace {
 
-constexpr const char* kStep = "driver";
+constexpr const char* kDriverStep = "driver";
 constexpr const char* kProcVersion = "/proc/driver/nvidia/version";
 
 CheckOutcome smi_failure(const GpuQuery& q, const std::string& apply_hint) {
-    auto c = make_outcome("driver.nvidia-smi", kStep, q.command);
+    auto c = make_outcome("driver.nvidia-smi", kDriverStep, q.command);
     c.expected = "nvidia-smi lists the GPUs";
     c.excerpt = head_lines(output_of(q.result));
     if (q.result.not_found) {
@@ -60,8 +60,8 @@ std::optional<CheckOutcome> nova_bound(const VerifyInput& in) {
     if (held.empty()) {
         return std::nullopt;
     }
-    auto c =
-        make_outcome("driver.bound", kStep, "/sys/bus/pci/devices/" + held.front() + "/driver");
+    auto c = make_outcome("driver.bound", kDriverStep,
+                          "/sys/bus/pci/devices/" + held.front() + "/driver");
     c.expected = "no GPU bound to nova_core";
     c.found = join(held, ", ") + " bound to nova_core";
     c.fix = "blacklist nova_core and nova_drm and rebuild the initramfs (gpuprov apply " +
@@ -90,21 +90,21 @@ std::vector<CheckOutcome> check_driver(const VerifyInput& in, const System& sys)
     }
     const auto& version = q.gpus.front().driver_version;
 
-    auto smi = make_outcome("driver.nvidia-smi", kStep, q.command);
+    auto smi = make_outcome("driver.nvidia-smi", kDriverStep, q.command);
     smi.expected = "nvidia-smi lists the GPUs";
     smi.found = std::to_string(q.gpus.size()) + " GPU(s), driver " + version;
     smi.excerpt = head_lines(q.result.out, 2);
     settle(smi, true);
     out.push_back(smi);
 
-    auto branch = make_outcome("driver.branch", kStep, q.command);
+    auto branch = make_outcome("driver.branch", kDriverStep, q.command);
     branch.expected = "branch " + spec.branch;
     branch.found = version;
     branch.fix = "install the " + spec.branch + " branch: " + apply_hint;
     settle(branch, std::to_string(branch_of(version)) == spec.branch);
     out.push_back(branch);
 
-    auto module = make_outcome("driver.kernel-module", kStep, kProcVersion);
+    auto module = make_outcome("driver.kernel-module", kDriverStep, kProcVersion);
     module.expected = "kernel module " + version + " (same as userspace)";
     const auto proc = sys.read_file(kProcVersion);
     const auto loaded = proc ? parse_proc_driver_version(*proc) : std::nullopt;
@@ -117,7 +117,7 @@ std::vector<CheckOutcome> check_driver(const VerifyInput& in, const System& sys)
     out.push_back(module);
 
     if (loaded) {
-        auto flavor = make_outcome("driver.flavor", kStep, kProcVersion);
+        auto flavor = make_outcome("driver.flavor", kDriverStep, kProcVersion);
         const auto wanted = driver_flavor(in.profile, in.facts, in.matrix).flavor;
         const bool want_open = wanted == "open";
         flavor.expected = want_open ? "open kernel module" : "proprietary kernel module";
@@ -129,7 +129,7 @@ std::vector<CheckOutcome> check_driver(const VerifyInput& in, const System& sys)
     }
 
     if (in.profile.cuda) {
-        auto support = make_outcome("driver.cuda-support", kStep, q.command);
+        auto support = make_outcome("driver.cuda-support", kDriverStep, q.command);
         const auto wanted = DottedVersion::parse(in.profile.cuda->version);
         const auto* release = wanted ? in.matrix.cuda(*wanted) : nullptr;
         const auto have = DottedVersion::parse(version);

@@ -11,7 +11,7 @@ using namespace nvidia_detail;
 
 namespace {
 
-constexpr const char* kStep = "preflight";
+constexpr const char* kPreflightStep = "preflight";
 // nvidia-smi reports usable memory, a little under the marketed size (T4 "16GB": 15109 MiB,
 // H100 "80GB": 81559 MiB); a tenth of slack accepts those and still refuses a 40GB part for 80.
 constexpr double kMemorySlack = 0.9;
@@ -26,7 +26,7 @@ std::string distinct_names(const std::vector<SmiGpu>& gpus) {
 
 CheckOutcome nvlink_outcome(const System& sys) {
     const std::vector<std::string> argv = {"nvidia-smi", "topo", "-m"};
-    auto c = make_outcome("gpus.nvlink", kStep, display_argv(argv));
+    auto c = make_outcome("gpus.nvlink", kPreflightStep, display_argv(argv));
     c.expected = "NVLink (NV#) between every GPU pair";
     c.fix = "check the NVLink bridges or NVSwitch trays, and on HGX systems that "
             "nvidia-fabricmanager runs; `nvidia-smi nvlink --status` shows each link";
@@ -80,7 +80,7 @@ std::vector<CheckOutcome> check_gpus(const VerifyInput& in, const System& sys) {
     const auto& req = *in.profile.host.gpus;
     const auto q = query_gpus(sys);
 
-    auto count = make_outcome("gpus.count", kStep, q.command);
+    auto count = make_outcome("gpus.count", kPreflightStep, q.command);
     count.expected = "at least " + std::to_string(req.count) + " GPU(s)";
     if (!q.ok()) {
         count.found = "nvidia-smi failed: " + failure_text(q.result);
@@ -98,7 +98,7 @@ std::vector<CheckOutcome> check_gpus(const VerifyInput& in, const System& sys) {
     out.push_back(count);
 
     if (req.model) {
-        auto model = make_outcome("gpus.model", kStep, q.command);
+        auto model = make_outcome("gpus.model", kPreflightStep, q.command);
         model.expected = "every GPU is an " + *req.model;
         model.found = distinct_names(q.gpus);
         model.fix = "this host does not have the profile's GPUs: change host.gpus.model or use "
@@ -110,7 +110,7 @@ std::vector<CheckOutcome> check_gpus(const VerifyInput& in, const System& sys) {
     }
 
     if (req.memory_gib) {
-        auto memory = make_outcome("gpus.memory", kStep, q.command);
+        auto memory = make_outcome("gpus.memory", kPreflightStep, q.command);
         memory.expected = ">= " + std::to_string(*req.memory_gib) + " GiB per GPU";
         std::uint64_t smallest = UINT64_MAX;
         for (const auto& g : q.gpus) {

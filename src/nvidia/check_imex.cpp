@@ -11,7 +11,7 @@ using namespace nvidia_detail;
 
 namespace {
 
-constexpr const char* kStep = "fabric-manager";
+constexpr const char* kImexStep = "fabric-manager";
 
 } // namespace
 
@@ -33,7 +33,7 @@ std::vector<CheckOutcome> check_imex(const VerifyInput& in, const System& sys) {
         return out;
     }
     const std::vector<std::string> argv = {"systemctl", "is-active", "nvidia-imex"};
-    auto c = make_outcome("fabric-manager.imex", kStep, display_argv(argv));
+    auto c = make_outcome("fabric-manager.imex", kImexStep, display_argv(argv));
     c.expected = "active";
     if (!in.profile.fabric.imex_service()) {
         // NVIDIA's IMEX guide (Deployment Models): the node list is written before the service
@@ -56,7 +56,7 @@ std::vector<CheckOutcome> check_imex(const VerifyInput& in, const System& sys) {
     out.push_back(c);
 
     const std::vector<std::string> ctl = {"nvidia-imex-ctl", "-q"};
-    auto q = make_outcome("fabric-manager.imex-ready", kStep, display_argv(ctl));
+    auto q = make_outcome("fabric-manager.imex-ready", kImexStep, display_argv(ctl));
     q.expected = "READY";
     const auto config = sys.read_file("/etc/nvidia-imex/config.cfg");
     if (!active) {

@@ -16,7 +16,7 @@ using namespace nvidia_detail;
 
 namespace {
 
-constexpr const char* kStep = "infiniband";
+constexpr const char* kInfinibandStep = "infiniband";
 
 std::string port_name(const IbDevice& dev, const IbPort& p) {
     return fmt::format("{}:{}", dev.name, p.number);
@@ -32,7 +32,7 @@ bool is_ib(const IbPort& p) {
 }
 
 CheckOutcome devices_outcome(const HostFacts& facts) {
-    auto c = make_outcome("infiniband.devices", kStep, "/sys/class/infiniband");
+    auto c = make_outcome("infiniband.devices", kInfinibandStep, "/sys/class/infiniband");
     c.expected = "an RDMA device for every InfiniBand HCA";
     const auto missing = hcas_without_rdma_device(facts);
     std::vector<std::string> names;
@@ -161,7 +161,8 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
     const auto& facts = in.facts;
     if (facts.ib_hca_pci.empty() && facts.infiniband.empty()) {
         if (want.required) {
-            auto c = make_outcome("infiniband.hca", kStep, "/sys/bus/pci/devices/*/class");
+            auto c =
+                make_outcome("infiniband.hca", kInfinibandStep, "/sys/bus/pci/devices/*/class");
             c.expected = "an InfiniBand HCA (PCI class 0x0207)";
             c.found = "none";
             c.fix = "this host has no InfiniBand adapter; set infiniband.required: false to "
@@ -174,7 +175,8 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
     out.push_back(devices_outcome(facts));
 
     // Ports: InfiniBand link layer only (a RoCE port of the same HCA is Ethernet).
-    auto ports = make_outcome("infiniband.ports", kStep, "/sys/class/infiniband/*/ports/*/state");
+    auto ports =
+        make_outcome("infiniband.ports", kInfinibandStep, "/sys/class/infiniband/*/ports/*/state");
     ports.expected = fmt::format("at least {} InfiniBand port(s) ACTIVE", want.min_active_ports);
     std::vector<std::string> seen;
     std::vector<std::string> down;
@@ -208,7 +210,8 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
     out.push_back(ports);
 
     if (want.min_rate_gbps) {
-        auto rate = make_outcome("infiniband.rate", kStep, "/sys/class/infiniband/*/ports/*/rate");
+        auto rate = make_outcome("infiniband.rate", kInfinibandStep,
+                                 "/sys/class/infiniband/*/ports/*/rate");
         rate.expected =
             fmt::format("every ACTIVE InfiniBand port at least {} Gb/s", *want.min_rate_gbps);
         std::vector<std::string> slow;
@@ -233,7 +236,7 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
 
     // The verbs userspace (rdma-core's provider for the HCA) lists the devices.
     const std::vector<std::string> argv{"ibv_devinfo", "-l"};
-    auto verbs = make_outcome("infiniband.verbs", kStep, display_argv(argv));
+    auto verbs = make_outcome("infiniband.verbs", kInfinibandStep, display_argv(argv));
     verbs.expected = "every RDMA device listed";
     // A device the kernel registered but ibv_devinfo does not list has no verbs provider
     // (libmlx5 for ConnectX): libibverbs says so on stderr, kept in the excerpt.
@@ -258,7 +261,7 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
 
     const auto mode = gpudirect_mode(in.profile, facts);
     if (mode == GpuDirectMode::peermem) {
-        auto c = make_outcome("infiniband.peermem", kStep, "/sys/module/nvidia_peermem");
+        auto c = make_outcome("infiniband.peermem", kInfinibandStep, "/sys/module/nvidia_peermem");
         c.expected = "nvidia_peermem loaded";
         const bool loaded = sys.exists("/sys/module/nvidia_peermem");
         c.found = loaded ? "loaded" : "not loaded";
@@ -269,7 +272,8 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
         settle(c, loaded);
         out.push_back(c);
     } else if (mode == GpuDirectMode::dmabuf) {
-        auto c = make_outcome("infiniband.dmabuf", kStep, "/proc/driver/nvidia/version, uname -r");
+        auto c = make_outcome("infiniband.dmabuf", kInfinibandStep,
+                              "/proc/driver/nvidia/version, uname -r");
         c.expected = "open kernel module on Linux 5.12 or later";
         c.found =
             fmt::format("{} module, kernel {}",
@@ -282,7 +286,7 @@ std::vector<CheckOutcome> check_infiniband(const VerifyInput& in, const System& 
     }
 
     if (want.nccl_conf) {
-        auto c = make_outcome("infiniband.nccl-conf", kStep, "/etc/nccl.conf");
+        auto c = make_outcome("infiniband.nccl-conf", kInfinibandStep, "/etc/nccl.conf");
         const auto wanted = infiniband_ports_for_nccl(facts);
         c.expected = "NCCL_IB_HCA==" + join(wanted, ",");
         const auto text = sys.read_file("/etc/nccl.conf");

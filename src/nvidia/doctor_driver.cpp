@@ -8,7 +8,7 @@ namespace gpuprov::nvidia_detail {
 
 namespace {
 
-constexpr const char* kProcVersion = "/proc/driver/nvidia/version";
+constexpr const char* kDriverVersionFile = "/proc/driver/nvidia/version";
 constexpr const char* kRebootRequired = "/var/run/reboot-required";
 
 // "535.129.03-0ubuntu1" → "535.129.03"; "1:535.x-1" → "535.x".
@@ -43,14 +43,14 @@ void mismatch(const DoctorContext& ctx, const std::map<std::string, std::string>
         userspace = upstream_version(version);
         break;
     }
-    const auto proc = ctx.sys.read_file(kProcVersion);
+    const auto proc = ctx.sys.read_file(kDriverVersionFile);
     const auto loaded = proc ? parse_proc_driver_version(*proc) : std::nullopt;
     f.summary = "NVML driver/library version mismatch: userspace " +
                 (userspace.empty() ? std::string("unknown") : userspace) +
                 ", loaded kernel module " + (loaded ? loaded->version : std::string("unknown"));
     f.evidence.push_back(smi_evidence(ctx));
     if (proc) {
-        f.evidence.push_back({kProcVersion, head_lines(*proc, 1)});
+        f.evidence.push_back({kDriverVersionFile, head_lines(*proc, 1)});
     }
     if (!pkgs.empty()) {
         f.evidence.push_back({"dpkg-query/rpm (installed driver packages)", package_lines(pkgs)});

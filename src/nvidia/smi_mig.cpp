@@ -1,5 +1,7 @@
 // `nvidia-smi -L` and the "MIG devices" box of the default table. Samples:
 // tests/fixtures/cmd/nvidia-smi/list-*.txt and table-*-mig-*.txt.
+#include "smi_values.hpp"
+
 #include <gpuprov/smi_mig.hpp>
 #include <gpuprov/strings.hpp>
 #include <gpuprov/words.hpp>
@@ -16,19 +18,6 @@ std::optional<std::pair<std::string, std::string>> split_uuid(std::string_view l
     }
     const auto uuid = line.substr(at + 8, line.size() - at - 9);
     return std::make_pair(std::string(trim(line.substr(0, at))), std::string(trim(uuid)));
-}
-
-// "71424MiB" → 71424
-std::optional<std::uint64_t> mib(std::string_view v) {
-    v = trim(v);
-    if (v.size() <= 3 || v.substr(v.size() - 3) != "MiB") {
-        return std::nullopt;
-    }
-    const auto n = parse_int(v.substr(0, v.size() - 3));
-    if (!n || *n < 0) {
-        return std::nullopt;
-    }
-    return static_cast<std::uint64_t>(*n);
 }
 
 } // namespace
@@ -113,7 +102,8 @@ std::vector<SmiTableMig> parse_smi_mig_devices(std::string_view table) {
         // "22MiB / 71424MiB": used / total
         const auto slash = cells[1].find('/');
         if (slash != std::string::npos) {
-            m.memory_total_mib = mib(std::string_view(cells[1]).substr(slash + 1));
+            m.memory_total_mib =
+                nvidia_detail::smi_mib(std::string_view(cells[1]).substr(slash + 1));
         }
         out.push_back(m);
     }

@@ -15,21 +15,13 @@ std::optional<double> number(std::string_view v) {
     return nvidia_detail::smi_number(v);
 }
 
-std::optional<std::uint64_t> mib(std::string_view v) {
-    auto d = number(v);
-    // 2^64 and above do not convert (undefined behaviour; fuzz/fuzz_smi_query found "1e55").
-    if (!d || *d < 0 || *d >= 18446744073709551616.0) {
-        return std::nullopt;
-    }
-    return static_cast<std::uint64_t>(*d);
+// --format=csv,nounits: a size is a bare number.
+std::optional<std::uint64_t> mib_value(std::string_view v) {
+    return nvidia_detail::smi_u64(number(v));
 }
 
 std::optional<bool> enabled(std::string_view v) {
     return nvidia_detail::smi_enabled(v);
-}
-
-std::string text(std::string_view v) {
-    return is_smi_sentinel(v) ? std::string() : std::string(v);
 }
 
 } // namespace
@@ -45,17 +37,17 @@ namespace {
 // canonical name even when it was asked for by an alias (gpu_name → name).
 void set_field(SmiGpu& g, std::string_view column, std::string_view v) {
     if (column == "uuid") {
-        g.uuid = text(v);
+        g.uuid = nvidia_detail::smi_text(v);
     } else if (column == "name") {
-        g.name = text(v);
+        g.name = nvidia_detail::smi_text(v);
     } else if (column == "pci.bus_id") {
-        g.bus_id = text(v);
+        g.bus_id = nvidia_detail::smi_text(v);
     } else if (column == "driver_version") {
-        g.driver_version = text(v);
+        g.driver_version = nvidia_detail::smi_text(v);
     } else if (column == "memory.total") {
-        g.memory_total_mib = mib(v);
+        g.memory_total_mib = mib_value(v);
     } else if (column == "memory.used") {
-        g.memory_used_mib = mib(v);
+        g.memory_used_mib = mib_value(v);
     } else if (column == "utilization.gpu") {
         g.utilization_percent = number(v);
     } else if (column == "temperature.gpu") {
@@ -69,7 +61,7 @@ void set_field(SmiGpu& g, std::string_view column, std::string_view v) {
     } else if (column == "mig.mode.current") {
         g.mig_enabled = enabled(v);
     } else if (column == "compute_cap") {
-        g.compute_cap = text(v);
+        g.compute_cap = nvidia_detail::smi_text(v);
     }
 }
 
@@ -139,12 +131,12 @@ std::vector<SmiGpu> parse_smi_query(std::string_view csv) {
         }
         SmiGpu g;
         g.index = *index;
-        g.uuid = text(f[1]);
-        g.name = text(f[2]);
-        g.bus_id = text(f[3]);
-        g.driver_version = text(f[4]);
-        g.memory_total_mib = mib(f[5]);
-        g.memory_used_mib = mib(f[6]);
+        g.uuid = nvidia_detail::smi_text(f[1]);
+        g.name = nvidia_detail::smi_text(f[2]);
+        g.bus_id = nvidia_detail::smi_text(f[3]);
+        g.driver_version = nvidia_detail::smi_text(f[4]);
+        g.memory_total_mib = mib_value(f[5]);
+        g.memory_used_mib = mib_value(f[6]);
         g.utilization_percent = number(f[7]);
         g.temperature_c = number(f[8]);
         g.power_draw_w = number(f[9]);

@@ -24,23 +24,6 @@ std::vector<std::string> cells(std::string_view line) {
     return out;
 }
 
-// "28C", "77W", "0MiB", "30%": the number before `unit`; "N/A" and anything else is absent.
-std::optional<double> with_unit(std::string_view v, std::string_view unit) {
-    v = trim(v);
-    if (v.size() <= unit.size() || v.substr(v.size() - unit.size()) != unit) {
-        return std::nullopt;
-    }
-    return nvidia_detail::smi_number(v.substr(0, v.size() - unit.size()));
-}
-
-std::optional<std::uint64_t> mib(std::string_view v) {
-    const auto d = with_unit(v, "MiB");
-    if (!d || *d < 0 || *d >= 18446744073709551616.0) {
-        return std::nullopt;
-    }
-    return static_cast<std::uint64_t>(*d);
-}
-
 // "used / total" halves of a cell.
 std::pair<std::string, std::string> halves(std::string_view cell) {
     const auto slash = cell.find('/');
@@ -48,10 +31,6 @@ std::pair<std::string, std::string> halves(std::string_view cell) {
         return {std::string(trim(cell)), {}};
     }
     return {std::string(trim(cell.substr(0, slash))), std::string(trim(cell.substr(slash + 1)))};
-}
-
-std::string text(std::string_view v) {
-    return nvidia_detail::is_smi_sentinel(v) ? std::string() : std::string(v);
 }
 
 // "   0  NVIDIA H200                    On  ": index, name, persistence mode.
@@ -77,12 +56,12 @@ std::optional<SmiTableGpu> first_row(const std::vector<std::string>& c) {
     }
     const auto bus = split_words(c[1]);
     if (!bus.empty()) {
-        g.bus_id = text(bus.front());
+        g.bus_id = nvidia_detail::smi_text(bus.front());
     }
     if (bus.size() > 1) {
         g.display_active = nvidia_detail::smi_enabled(bus.back());
     }
-    g.volatile_ecc = text(c[2]);
+    g.volatile_ecc = nvidia_detail::smi_text(c[2]);
     return g;
 }
 
@@ -90,22 +69,22 @@ std::optional<SmiTableGpu> first_row(const std::vector<std::string>& c) {
 void second_row(const std::vector<std::string>& c, SmiTableGpu& g) {
     const auto w = split_words(c[0]);
     if (w.size() >= 3) {
-        g.fan_percent = with_unit(w[0], "%");
-        g.temperature_c = with_unit(w[1], "C");
-        g.perf_state = text(w[2]);
+        g.fan_percent = nvidia_detail::smi_with_unit(w[0], "%");
+        g.temperature_c = nvidia_detail::smi_with_unit(w[1], "C");
+        g.perf_state = nvidia_detail::smi_text(w[2]);
         const auto rest = c[0].find(w[2], c[0].find(w[1]) + w[1].size()) + w[2].size();
         const auto [draw, cap] = halves(std::string_view(c[0]).substr(rest));
-        g.power_draw_w = with_unit(draw, "W");
-        g.power_cap_w = with_unit(cap, "W");
+        g.power_draw_w = nvidia_detail::smi_with_unit(draw, "W");
+        g.power_cap_w = nvidia_detail::smi_with_unit(cap, "W");
     }
     const auto [used, total] = halves(c[1]);
-    g.memory_used_mib = mib(used);
-    g.memory_total_mib = mib(total);
+    g.memory_used_mib = nvidia_detail::smi_mib(used);
+    g.memory_total_mib = nvidia_detail::smi_mib(total);
     const auto u = split_words(c[2]);
     if (!u.empty()) {
-        g.utilization_percent = with_unit(u[0], "%");
+        g.utilization_percent = nvidia_detail::smi_with_unit(u[0], "%");
         const auto mode = c[2].find(u[0]) + u[0].size();
-        g.compute_mode = text(trim(std::string_view(c[2]).substr(mode)));
+        g.compute_mode = nvidia_detail::smi_text(trim(std::string_view(c[2]).substr(mode)));
     }
 }
 

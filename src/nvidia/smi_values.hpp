@@ -2,6 +2,7 @@
 // The value rules every nvidia-smi CSV parser shares: the sentinels it prints instead of a
 // value, and numbers with or without a unit suffix.
 #include <cmath>
+#include <cstdint>
 #include <gpuprov/strings.hpp>
 #include <optional>
 #include <string>
@@ -31,6 +32,35 @@ inline std::optional<double> smi_number(std::string_view v) {
         return std::nullopt;
     }
     return d;
+}
+
+/// A size or count as a 64-bit integer; negative, non-finite and 2^64 and above are absent (the
+/// conversion would be undefined behaviour; fuzz/fuzz_smi_query found "1e55").
+inline std::optional<std::uint64_t> smi_u64(std::optional<double> d) {
+    if (!d || *d < 0 || *d >= 18446744073709551616.0) {
+        return std::nullopt;
+    }
+    return static_cast<std::uint64_t>(*d);
+}
+
+/// "28C", "77W", "0MiB", "30%" (the table's and `mig -lgi`'s cells): the number before `unit`;
+/// a sentinel, or a value without that unit, is absent.
+inline std::optional<double> smi_with_unit(std::string_view v, std::string_view unit) {
+    v = trim(v);
+    if (v.size() <= unit.size() || v.substr(v.size() - unit.size()) != unit) {
+        return std::nullopt;
+    }
+    return smi_number(v.substr(0, v.size() - unit.size()));
+}
+
+/// "71424MiB" → 71424.
+inline std::optional<std::uint64_t> smi_mib(std::string_view v) {
+    return smi_u64(smi_with_unit(v, "MiB"));
+}
+
+/// A text value, empty for a sentinel.
+inline std::string smi_text(std::string_view v) {
+    return is_smi_sentinel(v) ? std::string() : std::string(v);
 }
 
 /// A `--format=csv` header cell's field name: "memory.used [MiB]" → "memory.used".

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <gpuprov/smoke.hpp>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/words.hpp>
 #include <map>
 
 namespace gpuprov {
@@ -77,25 +78,6 @@ std::optional<std::string> summary_value(std::string_view line, std::string_view
         return std::nullopt;
     }
     return std::string(trim(t.substr(colon + 1)));
-}
-
-// Whitespace-separated words (result rows are aligned with runs of spaces).
-std::vector<std::string> split_words(std::string_view s) {
-    std::vector<std::string> out;
-    std::size_t i = 0;
-    while (i < s.size()) {
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
-            ++i;
-        }
-        const auto start = i;
-        while (i < s.size() && s[i] != ' ' && s[i] != '\t') {
-            ++i;
-        }
-        if (i > start) {
-            out.emplace_back(s.substr(start, i - start));
-        }
-    }
-    return out;
 }
 
 std::string first_word(std::string_view s) {

@@ -63,7 +63,7 @@ std::string strip_sgr(std::string_view cell) {
 // is split on runs of blanks, and one that starts with a blank (the header row) gets the empty
 // first cell the TAB form has. The GPU×GPU cells never contain a blank, so they come out the
 // same either way; only the affinity columns after them ("CPU Affinity") are split further.
-std::vector<std::string> cells(std::string_view line) {
+std::vector<std::string> topo_cells(std::string_view line) {
     std::vector<std::string> out;
     if (line.find('\t') != std::string_view::npos) {
         for (const auto& c : split(line, '\t')) {
@@ -104,7 +104,7 @@ std::optional<TopoMatrix> parse_topo_matrix(std::string_view output) {
     std::size_t header = all.size();
     std::vector<std::string> columns;
     for (std::size_t i = 0; i < all.size(); ++i) {
-        auto c = cells(all[i]);
+        auto c = topo_cells(all[i]);
         // The header row starts with an empty cell, then GPU0.
         if (c.size() >= 2 && c[0].empty() && is_gpu_label(c[1])) {
             header = i;
@@ -129,7 +129,7 @@ std::optional<TopoMatrix> parse_topo_matrix(std::string_view output) {
     }
     const auto n = topo.gpus.size();
     for (std::size_t i = header + 1; i < all.size() && topo.links.size() < n; ++i) {
-        auto c = cells(all[i]);
+        auto c = topo_cells(all[i]);
         if (c.empty() || c[0].empty() || starts_with(c[0], "Legend")) {
             break;
         }

@@ -46,4 +46,7 @@ namespace gpuprov {
 std::string content_digest(std::string_view data) {
     return "sha256:" + repo_detail::sha256_hex(data);
 }
+std::string sha256_hex(std::string_view data) {
+    return repo_detail::sha256_hex(data);
+}
 } // namespace gpuprov

@@ -90,12 +90,6 @@ Checked<OpenPgpKey> fetch_pinned_key(const System& sys, const ResolvedRepo& repo
     return checked_key(sys, *body.value, repo, repo.key_url);
 }
 
-std::string upper(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return s;
-}
-
 /// gpgv's answer: `error` empty when the pinned key made a valid signature with a digest apt
 /// trusts; `out` is gpgv's stdout (the signed bytes, when it was asked for them with --output -).
 struct GpgvVerdict {
@@ -191,7 +185,7 @@ GpgvVerdict gpgv_verdict(const System& sys, std::vector<std::string> argv, const
         if (w[0] == "VALIDSIG" && w.size() >= 2) {
             // The last field is the primary key's fingerprint, so a signing subkey of the
             // pinned key counts; older gpgv without it report the signing key itself.
-            const auto primary = upper(w.size() >= 11 ? w.back() : w[1]);
+            const auto primary = to_upper(w.size() >= 11 ? w.back() : w[1]);
             if (primary != pinned) {
                 other_signer = primary;
                 continue;
@@ -391,7 +385,7 @@ IndexLoadResult load_package_index(System& sys, const ResolvedRepo& pinned_repo,
     // gpg prints fingerprints with spaces and tools differ in case; the pin must compare equal
     // to what gpgv reports however it was written.
     ResolvedRepo repo = pinned_repo;
-    repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
+    repo.key_fingerprint = to_upper(replace_all(repo.key_fingerprint, " ", ""));
     if (auto refused = refuse_before_download(repo, cache_dir)) {
         return failed(*refused);
     }
@@ -525,7 +519,7 @@ IndexLoadResult load_rpm_package_index(System& sys, const ResolvedRepo& pinned_r
     // copy is kept (key.gpg, repomd.xml, repomd.xml.asc, Packages = the primary as fetched,
     // stamp last) and reused while fresh, as on apt.
     ResolvedRepo repo = pinned_repo;
-    repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
+    repo.key_fingerprint = to_upper(replace_all(repo.key_fingerprint, " ", ""));
     if (auto refused = refuse_before_download(repo, cache_dir)) {
         return failed(*refused);
     }
@@ -600,7 +594,7 @@ std::optional<std::string> cached_inrelease(const System& sys, const ResolvedRep
         return std::nullopt;
     }
     ResolvedRepo repo = pinned_repo;
-    repo.key_fingerprint = upper(replace_all(repo.key_fingerprint, " ", ""));
+    repo.key_fingerprint = to_upper(replace_all(repo.key_fingerprint, " ", ""));
     const auto paths = cache_paths(cache_dir, repo);
     const auto stamp = sys.read_file(paths.stamp);
     if (!stamp) {

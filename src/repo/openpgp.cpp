@@ -32,12 +32,6 @@ enum Tag : int {
 using repo_detail::byte_at;
 using repo_detail::OpenPgpPacket;
 
-std::string upper(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return s;
-}
-
 /// GnuPG reads no MPI longer than this (MAX_EXTERN_MPI_BITS, g10/parse-packet.c) and drops a key
 /// that holds one ("mpi too large"); no real key comes near it (RSA 4096 is 4096 bits).
 constexpr unsigned kMaxMpiBits = 16384;
@@ -189,7 +183,7 @@ std::string v4_fingerprint(std::string_view body) {
     hashed += static_cast<char>((body.size() >> 8) & 0xFF);
     hashed += static_cast<char>(body.size() & 0xFF);
     hashed += body;
-    return upper(sha1_hex(hashed));
+    return to_upper(sha1_hex(hashed));
 }
 
 /// The number of MPIs gpg reads from a signature made with `algo` (g10/misc.c pubkey_get_nsig:

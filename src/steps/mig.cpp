@@ -21,7 +21,7 @@ namespace gpuprov::steps {
 
 namespace {
 
-constexpr const char* kUnit = "gpuprov-mig.service";
+constexpr const char* kMigUnit = "gpuprov-mig.service";
 constexpr const char* kUnitPath = "/etc/systemd/system/gpuprov-mig.service";
 // Where the driver packages put nvidia-smi; the unit names it in full, as systemd wants.
 constexpr const char* kSmi = "/usr/bin/nvidia-smi";
@@ -236,7 +236,7 @@ Plan make_plan(const StepContext& ctx, const System& sys) {
         std::any_of(p.wants.begin(), p.wants.end(), [](const Want& w) { return w.enabled; });
     if (any_enabled) {
         require_file(sys, boot_unit(ctx, p.wants), r);
-        require_unit(sys, kUnit, r);
+        require_unit(sys, kMigUnit, r);
     } else if (sys.exists(kUnitPath)) {
         r.changes.push_back(Change{.kind = Change::Kind::file,
                                    .target = kUnitPath,
@@ -248,7 +248,7 @@ Plan make_plan(const StepContext& ctx, const System& sys) {
             r.changes.push_back(note(fmt::format(
                 "nvidia-smi does not answer yet (the driver is not loaded): {} applies the MIG "
                 "layout at the next boot",
-                kUnit)));
+                kMigUnit)));
             pend(r);
         }
         return p;
@@ -270,7 +270,7 @@ Plan make_plan(const StepContext& ctx, const System& sys) {
                     "GPU {}: MIG mode is pending {} until the GPU is reset or the host reboots "
                     "(nvidia-smi -i {} -r when no process uses it, or a reboot); {} then creates "
                     "the layout",
-                    w.index, w.enabled ? "enabled" : "disabled", w.index, kUnit)));
+                    w.index, w.enabled ? "enabled" : "disabled", w.index, kMigUnit)));
                 layout_needed = false;
             } else {
                 for (const auto& argv : mode_argvs(w)) {
@@ -349,10 +349,10 @@ public:
             if (have_systemctl(sys)) {
                 (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
             }
-            ensure_unit_enabled(sys, kUnit, false);
+            ensure_unit_enabled(sys, kMigUnit, false);
         } else if (sys.exists(kUnitPath)) {
             if (have_systemctl(sys)) {
-                (void)sys.run({.argv = {"systemctl", "disable", kUnit}, .timeout = 60s});
+                (void)sys.run({.argv = {"systemctl", "disable", kMigUnit}, .timeout = 60s});
             }
             sys.remove_file(kUnitPath);
         }
@@ -430,7 +430,7 @@ public:
                 if (!c.passed) {
                     c.fix = fmt::format("sudo gpuprov apply PROFILE --only mig (or systemctl "
                                         "restart {})",
-                                        kUnit);
+                                        kMigUnit);
                 }
             } else {
                 c.found = "MIG disabled";

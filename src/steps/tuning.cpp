@@ -10,7 +10,7 @@ namespace gpuprov::steps {
 
 namespace {
 
-constexpr const char* kUnit = "nvidia-persistenced.service";
+constexpr const char* kPersistencedUnit = "nvidia-persistenced.service";
 
 ManagedFile dropin() {
     // NVIDIA/ansible-role-nvidia-driver files/nvidia-persistenced-override.conf.
@@ -35,9 +35,9 @@ public:
             return r;
         }
         require_file(sys, dropin(), r);
-        if (const auto problem = unit_link_problem(sys, kUnit); !problem.empty()) {
+        if (const auto problem = unit_link_problem(sys, kPersistencedUnit); !problem.empty()) {
             r.changes.push_back(Change{.kind = Change::Kind::service,
-                                       .target = kUnit,
+                                       .target = kPersistencedUnit,
                                        .detail = "enable and start (" + problem + ")"});
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
@@ -57,7 +57,7 @@ public:
         }
         // The daemon needs the loaded module: while the driver waits for its reboot the unit is
         // only enabled, and the boot starts it (starting it now fails, as the real one does).
-        ensure_unit_enabled(sys, kUnit, sys.exists("/proc/driver/nvidia/version"));
+        ensure_unit_enabled(sys, kPersistencedUnit, sys.exists("/proc/driver/nvidia/version"));
         return StepStatus::done;
     }
 

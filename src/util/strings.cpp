@@ -36,10 +36,17 @@ std::vector<std::string> split(std::string_view s, char sep) {
 
 std::vector<std::string> split_words(std::string_view s) {
     std::vector<std::string> out;
-    for (const auto& w : split(s, ' ')) {
-        if (const auto t = trim(w); !t.empty()) {
-            out.emplace_back(t);
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto end = s.find_first_of(" \t", i);
+        const auto word = trim(s.substr(i, end == std::string_view::npos ? s.npos : end - i));
+        if (!word.empty()) {
+            out.emplace_back(word);
         }
+        if (end == std::string_view::npos) {
+            break;
+        }
+        i = end + 1;
     }
     return out;
 }
@@ -70,6 +77,13 @@ std::string to_lower(std::string_view s) {
     std::string out(s);
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string to_upper(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <gpuprov/strings.hpp>
+#include <gpuprov/words.hpp>
 #include <vector>
 
 namespace gpuprov::pkg {
@@ -9,7 +10,7 @@ namespace gpuprov::pkg {
 namespace {
 
 constexpr const char* kSourcesList = "/etc/apt/sources.list";
-constexpr const char* kSourceParts = "/etc/apt/sources.list.d/";
+constexpr const char* kSourcePartsDir = "/etc/apt/sources.list.d/";
 
 std::string with_slash(std::string_view url) {
     std::string s(trim(url));
@@ -33,18 +34,6 @@ bool weakens(std::string_view option, std::string_view value) {
            (v == "yes" || v == "true" || v == "with");
 }
 
-std::vector<std::string> words(std::string_view s) {
-    std::vector<std::string> out;
-    for (auto& w : split(s, ' ')) {
-        for (auto& v : split(w, '\t')) {
-            if (!v.empty()) {
-                out.push_back(std::move(v));
-            }
-        }
-    }
-    return out;
-}
-
 /// One-line format: `deb [opt=value ...] URI suite [component...]`.
 std::optional<ForeignSource> from_list(const std::string& file, std::string_view text,
                                        const std::string& url) {
@@ -52,7 +41,7 @@ std::optional<ForeignSource> from_list(const std::string& file, std::string_view
     for (const auto& raw : lines(text)) {
         ++n;
         auto line = std::string(raw.substr(0, raw.find('#')));
-        auto w = words(line);
+        auto w = split_words(line);
         if (w.empty() || w[0] != "deb") {
             continue;
         }
@@ -133,12 +122,12 @@ std::optional<ForeignSource> from_sources(const std::string& file, std::string_v
                 *field = value;
             }
         }
-        const auto type_words = words(types);
+        const auto type_words = split_words(types);
         const bool deb = std::find(type_words.begin(), type_words.end(), "deb") != type_words.end();
         if (!deb || to_lower(enabled) == "no") {
             continue;
         }
-        for (const auto& u : words(uris)) {
+        for (const auto& u : split_words(uris)) {
             if (with_slash(u) == url) {
                 return ForeignSource{file, start, signed_by, weakening};
             }
@@ -153,8 +142,8 @@ std::optional<ForeignSource> foreign_apt_source(const System& sys, const std::st
                                                 const std::string& own_file) {
     const auto want = with_slash(url);
     std::vector<std::string> files{kSourcesList};
-    for (const auto& name : sys.list_dir(kSourceParts)) {
-        files.push_back(kSourceParts + name);
+    for (const auto& name : sys.list_dir(kSourcePartsDir)) {
+        files.push_back(kSourcePartsDir + name);
     }
     for (const auto& file : files) {
         if (file == own_file) {

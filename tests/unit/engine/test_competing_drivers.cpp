@@ -2,6 +2,7 @@
 // blacklisted beside nouveau where a kernel has them (config or modules), and the initramfs of
 // every installed kernel is regenerated and judged, on Debian/Ubuntu (update-initramfs -k all)
 // and EL (dracut per kernel).
+#include "find_check.hpp"
 #include "host_builder.hpp"
 
 #include <gpuprov/checks.hpp>
@@ -30,19 +31,6 @@ void make_ubuntu_2604_nova(TestHost& host) {
         }
     }
 }
-
-const CheckOutcome* outcome(const std::vector<CheckOutcome>& all, const std::string& id) {
-    for (const auto& c : all) {
-        if (c.id == id) {
-            return &c;
-        }
-    }
-    return nullptr;
-}
-
-// A pointer into a temporary list dangles at the end of the statement (ASan caught
-// `const auto* c = outcome(step.verify(...), id)`): keep the list.
-const CheckOutcome* outcome(std::vector<CheckOutcome>&& all, const std::string& id) = delete;
 
 struct CompetingDrivers : ::testing::Test {
     Profile profile = load_test_profile();
@@ -113,7 +101,7 @@ TEST_F(CompetingDrivers, ANouveauOnlyBlacklistIsRedoneWhenTheKernelGainsNova) {
     make_ubuntu_2604_nova(host);
     StepRunner run(host, profile);
     const auto v = run.step("nouveau").verify(run.ctx(), host.sys);
-    const auto* black = outcome(v, "nouveau.blacklisted");
+    const auto* black = gpuprov::testing::find_check(v, "nouveau.blacklisted");
     ASSERT_NE(black, nullptr);
     EXPECT_FALSE(black->passed);
     EXPECT_EQ(black->found, "not blacklisted: nova_core, nova_drm");
@@ -134,7 +122,7 @@ TEST_F(CompetingDrivers, EveryInstalledDebianKernelsImageIsJudged) {
     EXPECT_TRUE(contains(r.reason, "/boot/initrd.img-" + kNewer)) << r.reason;
     EXPECT_EQ(targets(r, Change::Kind::command), Strings{"update-initramfs -u -k all"});
     const auto v = run.step("nouveau").verify(run.ctx(), host.sys);
-    const auto* ir = outcome(v, "nouveau.initramfs");
+    const auto* ir = gpuprov::testing::find_check(v, "nouveau.initramfs");
     ASSERT_NE(ir, nullptr);
     EXPECT_FALSE(ir->passed);
     EXPECT_EQ(ir->found, "/boot/initrd.img-" + kNewer + " older (or missing)");
@@ -184,7 +172,7 @@ TEST_F(CompetingDrivers, ElRegeneratesEveryInstalledKernelsImage) {
     EXPECT_EQ(host.dracut.size(), 2U);
     EXPECT_EQ(run.check("nouveau").status, StepStatus::satisfied);
     const auto v = run.step("nouveau").verify(run.ctx(), host.sys);
-    const auto* ir = outcome(v, "nouveau.initramfs");
+    const auto* ir = gpuprov::testing::find_check(v, "nouveau.initramfs");
     ASSERT_NE(ir, nullptr);
     EXPECT_TRUE(ir->passed) << ir->found;
     EXPECT_EQ(ir->command,

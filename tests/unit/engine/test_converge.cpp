@@ -26,7 +26,7 @@ struct Converge : ::testing::Test {
     Profile profile = load_test_profile();
 };
 
-Strings host_writes(const FakeSystem& sys) {
+Strings writes_outside_gpuprov(const FakeSystem& sys) {
     Strings out;
     for (const auto& f : sys.files_written) {
         if (!f.starts_with(kCacheDir) && !f.starts_with("/var/lib/gpuprov/")) {
@@ -73,7 +73,7 @@ TEST_F(Converge, CudaRepoKilledBeforeItsRefreshPlansTheRefreshAloneAndApplyRunsI
     EXPECT_EQ(run.step("cuda-repo").apply(run.ctx(), host.sys, r, ApplyPhase::sources),
               StepStatus::done);
     EXPECT_EQ(host.sys.commands_ran, std::vector<Strings>{refresh_argv(kCudaSourcePath)});
-    EXPECT_TRUE(host_writes(host.sys).empty());
+    EXPECT_TRUE(writes_outside_gpuprov(host.sys).empty());
     EXPECT_EQ(run.check("cuda-repo").status, StepStatus::satisfied);
 }
 
@@ -199,7 +199,7 @@ TEST_F(Converge, NouveauKilledBeforeUpdateInitramfsPlansTheRegenerationAndApplyR
               StepStatus::done);
     EXPECT_EQ(host.sys.commands_ran,
               (std::vector<Strings>{{"update-initramfs", "-u", "-k", "all"}}));
-    EXPECT_TRUE(host_writes(host.sys).empty()); // the blacklist was already right
+    EXPECT_TRUE(writes_outside_gpuprov(host.sys).empty()); // the blacklist was already right
     EXPECT_EQ(run.check("nouveau").status, StepStatus::satisfied);
     const auto v = run.step("nouveau").verify(run.ctx(), host.sys);
     ASSERT_EQ(v.size(), 2u);

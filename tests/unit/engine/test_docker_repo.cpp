@@ -15,7 +15,7 @@ namespace {
 
 const std::string kSource = "/etc/apt/sources.list.d/gpuprov-docker.sources";
 const std::string kKeyring = "/usr/share/keyrings/gpuprov-docker.gpg";
-const std::string kLists = "/var/lib/apt/lists/mirror.test_docker_debian_dists_bookworm_";
+const std::string kDockerLists = "/var/lib/apt/lists/mirror.test_docker_debian_dists_bookworm_";
 const std::string kDockerVersion = "5:27.3.1-1~debian.12~bookworm";
 
 struct DockerCeEngine : ::testing::Test {
@@ -82,11 +82,11 @@ TEST_F(DockerCeEngine, ApplyWritesSuiteAndComponentAndAptsListsMakeItCurrent) {
     EXPECT_TRUE(host.sys.file(kKeyring) == read_fixture("engine/test-key.gpg"));
     // The apt-get update stand-in wrote apt's lists under apt's names for a dists repository;
     // the step judged the refresh by exactly those.
-    EXPECT_TRUE(host.sys.exists(kLists + "InRelease"));
-    EXPECT_TRUE(host.sys.exists(kLists + "stable_binary-amd64_Packages"));
+    EXPECT_TRUE(host.sys.exists(kDockerLists + "InRelease"));
+    EXPECT_TRUE(host.sys.exists(kDockerLists + "stable_binary-amd64_Packages"));
     const auto lists = steps::apt_lists_state(run.ctx(), host.sys, "docker");
     EXPECT_TRUE(lists.current) << lists.why;
-    EXPECT_EQ(lists.inrelease, kLists + "InRelease");
+    EXPECT_EQ(lists.inrelease, kDockerLists + "InRelease");
     // Once apt holds it, the repository is in place: only the packages remain.
     StepRunner again(host, profile);
     const auto r = again.check("container-toolkit");
@@ -98,11 +98,11 @@ TEST_F(DockerCeEngine, ApplyWritesSuiteAndComponentAndAptsListsMakeItCurrent) {
 TEST_F(DockerCeEngine, MissingPackagesListInAptsListsIsNotCurrent) {
     TestHost host;
     host.write_apt_lists(kDockerUrl);
-    host.sys.remove_file(kLists + "stable_binary-amd64_Packages");
+    host.sys.remove_file(kDockerLists + "stable_binary-amd64_Packages");
     StepRunner run(host, profile);
     const auto lists = steps::apt_lists_state(run.ctx(), host.sys, "docker");
     EXPECT_FALSE(lists.current);
-    EXPECT_TRUE(contains(lists.why, kLists + "stable_binary-amd64_Packages")) << lists.why;
+    EXPECT_TRUE(contains(lists.why, kDockerLists + "stable_binary-amd64_Packages")) << lists.why;
 }
 
 TEST_F(DockerCeEngine, InstalledEngineNeedsNoRepository) {

@@ -441,7 +441,7 @@ TEST(ForecastUpgrade, AnUnansweredSimulationIsSaidNotHidden) {
 namespace {
 
 const std::string kOurSerial = "9C4E0B2A17";
-const std::string kCert(steps::kMokCert);
+const std::string kMokCertFile(steps::kMokCert);
 
 std::string dkms_module(const std::string& k) {
     return "/lib/modules/" + k + "/updates/dkms/nvidia.ko";
@@ -470,13 +470,13 @@ struct SecureBootHost {
     explicit SecureBootHost(const std::string& test_key_answer) {
         make_host(sys, {kOld, kNew}, {kOld, kNew});
         facts.secure_boot = true;
-        sys.add_file(kCert, "DER certificate");
+        sys.add_file(kMokCertFile, "DER certificate");
         sys.add_file(std::string(steps::kDkmsFramework),
                      "mok_signing_key=\"" + std::string(steps::kMokKey) + "\"\n");
         sys.on_command(steps::mok_serial_command().argv, {.out = "serial=" + kOurSerial + "\n"});
-        sys.on_command({"mokutil", "--test-key", kCert},
+        sys.on_command({"mokutil", "--test-key", kMokCertFile},
                        {.exit_code = test_key_answer == "is not enrolled" ? 1 : 0,
-                        .out = kCert + " " + test_key_answer + "\n"});
+                        .out = kMokCertFile + " " + test_key_answer + "\n"});
         for (const auto& k : {kOld, kNew}) {
             sys.on_command({"modinfo", dkms_module(k)}, modinfo_of(k, "00:9C:4E:0B:2A:17"));
         }

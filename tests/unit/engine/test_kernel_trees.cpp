@@ -3,6 +3,7 @@
 // named as a finding with its fix when none does; and the NVIDIA module built for it
 // (`dkms autoinstall -k <k>`: NVIDIA's DKMS packages build for the running kernel only), judged
 // by `dkms status` per kernel in verify. On a Rocky 10 fixture host with a second, newer kernel.
+#include "find_check.hpp"
 #include "host_builder.hpp"
 
 #include <gpuprov/package_manager.hpp>
@@ -132,19 +133,6 @@ bool has_note(const CheckResult& r, const std::string& text) {
     });
 }
 
-const CheckOutcome* outcome(const std::vector<CheckOutcome>& v, const std::string& id) {
-    for (const auto& c : v) {
-        if (c.id == id) {
-            return &c;
-        }
-    }
-    return nullptr;
-}
-
-// A pointer into a temporary list dangles at the end of the statement (ASan caught
-// `const auto* c = outcome(step.verify(...), id)`): keep the list.
-const CheckOutcome* outcome(std::vector<CheckOutcome>&& v, const std::string& id) = delete;
-
 } // namespace
 
 TEST(KernelTrees, FactsListEveryInstalledKernelWithWhetherDkmsCanBuildForIt) {
@@ -216,7 +204,7 @@ TEST(KernelTrees, AConvergedDriverIsBuiltForTheOtherKernelThenVerifies) {
         StepRunner run(host.sys, profile);
         EXPECT_EQ(run.check("preflight").status, StepStatus::satisfied);
         const auto v = run.step("driver").verify(run.ctx(), host.sys);
-        const auto* dk = outcome(v, "driver.dkms-kernels");
+        const auto* dk = gpuprov::testing::find_check(v, "driver.dkms-kernels");
         ASSERT_NE(dk, nullptr);
         EXPECT_FALSE(dk->passed);
         EXPECT_EQ(dk->found, "not installed for " + kNext);
@@ -234,7 +222,7 @@ TEST(KernelTrees, AConvergedDriverIsBuiltForTheOtherKernelThenVerifies) {
     StepRunner after(host.sys, profile);
     EXPECT_EQ(after.check("driver").status, StepStatus::satisfied);
     const auto v = after.step("driver").verify(after.ctx(), host.sys);
-    const auto* dk = outcome(v, "driver.dkms-kernels");
+    const auto* dk = gpuprov::testing::find_check(v, "driver.dkms-kernels");
     ASSERT_NE(dk, nullptr);
     EXPECT_TRUE(dk->passed) << dk->found;
     EXPECT_TRUE(contains(dk->expected, kNext) && contains(dk->expected, kRunning)) << dk->expected;
@@ -246,7 +234,7 @@ TEST(KernelTrees, AKernelWithoutItsTreeFailsVerifyNamingThePackage) {
     const auto profile = el10_profile();
     StepRunner run(host.sys, profile);
     const auto v = run.step("driver").verify(run.ctx(), host.sys);
-    const auto* dk = outcome(v, "driver.dkms-kernels");
+    const auto* dk = gpuprov::testing::find_check(v, "driver.dkms-kernels");
     ASSERT_NE(dk, nullptr);
     EXPECT_FALSE(dk->passed);
     EXPECT_EQ(dk->fix, "dnf install " + kNextDevel + "; " + kAutoinstallNext);

@@ -1,5 +1,7 @@
 #pragma once
 // Scripted tool answers and small profiles shared by the nvidia tests.
+#include "find_check.hpp"
+
 #include <algorithm>
 #include <fake_system.hpp>
 #include <gpuprov/checks.hpp>
@@ -65,19 +67,7 @@ inline HostFacts debian_facts(std::string kernel = "5.15.0-91-generic") {
     return f;
 }
 
-inline const CheckOutcome* find_check(const std::vector<CheckOutcome>& all, std::string_view id) {
-    const auto it =
-        std::find_if(all.begin(), all.end(), [&](const CheckOutcome& c) { return c.id == id; });
-    return it == all.end() ? nullptr : &*it;
-}
-
-// Over a temporary list (a call's result) the outcome is copied out: a pointer into it would
-// dangle at the end of the statement (ASan caught `const auto* c = find_check(run(...), id)`).
-inline std::optional<CheckOutcome> find_check(std::vector<CheckOutcome>&& all,
-                                              std::string_view id) {
-    const auto* c = find_check(static_cast<const std::vector<CheckOutcome>&>(all), id);
-    return c != nullptr ? std::optional<CheckOutcome>(*c) : std::nullopt;
-}
+using gpuprov::testing::find_check;
 
 inline std::vector<std::string> ids_of(const std::vector<CheckOutcome>& all) {
     std::vector<std::string> ids;

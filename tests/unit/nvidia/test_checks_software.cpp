@@ -8,7 +8,7 @@ namespace {
 const std::vector<std::string> kLdconfig = {"/sbin/ldconfig", "-p"};
 const std::vector<std::string> kNvcc = {"/usr/local/cuda-12.2/bin/nvcc", "--version"};
 
-struct Host {
+struct SoftwareHost {
     FakeSystem sys;
     HostFacts facts = debian_facts();
     Profile profile = driver_profile("535", "12.2");
@@ -20,7 +20,7 @@ struct Host {
 } // namespace
 
 TEST(CheckCuda, NvccAndVersionJsonAgree) {
-    Host h;
+    SoftwareHost h;
     h.sys.on_command(kNvcc, answer_ok(read_fixture("cmd/nvcc/cuda-12.2.txt")));
     h.sys.add_file("/usr/local/cuda-12.2/version.json",
                    read_fixture("cmd/files/cuda-12.2-version.json"));
@@ -33,7 +33,7 @@ TEST(CheckCuda, NvccAndVersionJsonAgree) {
 }
 
 TEST(CheckCuda, WrongReleaseAndMissingToolkit) {
-    Host h;
+    SoftwareHost h;
     h.sys.on_command(kNvcc, answer_ok(read_fixture("cmd/nvcc/cuda-12.4.txt")));
     auto checks = h.run(check_cuda_toolkit);
     EXPECT_FALSE(checks[0].passed);
@@ -48,7 +48,7 @@ TEST(CheckCuda, WrongReleaseAndMissingToolkit) {
 }
 
 TEST(CheckCudnn, Cudnn8HeaderAndLibrary) {
-    Host h;
+    SoftwareHost h;
     h.profile.cudnn = CudnnSpec{.version = "8.9"};
     h.sys.add_file("/usr/include/x86_64-linux-gnu/cudnn_version_v8.h",
                    read_fixture("cmd/files/cudnn_version-8.9.4.h"));
@@ -62,7 +62,7 @@ TEST(CheckCudnn, Cudnn8HeaderAndLibrary) {
 }
 
 TEST(CheckCudnn, Cudnn9HeaderButNoMainLibraryInCache) {
-    Host h;
+    SoftwareHost h;
     h.profile.cudnn = CudnnSpec{.version = "9"};
     h.sys.add_file("/usr/include/cudnn_version.h", read_fixture("cmd/files/cudnn_version-9.2.0.h"));
     h.sys.on_command(kLdconfig, answer_ok(read_fixture("cmd/ldconfig/cudnn9-grep.txt")));
@@ -73,7 +73,7 @@ TEST(CheckCudnn, Cudnn9HeaderButNoMainLibraryInCache) {
 }
 
 TEST(CheckCudnn, WrongMinor) {
-    Host h;
+    SoftwareHost h;
     h.profile.cudnn = CudnnSpec{.version = "8.6"};
     h.sys.add_file("/usr/include/x86_64-linux-gnu/cudnn_version_v8.h",
                    read_fixture("cmd/files/cudnn_version-8.9.4.h"));
@@ -82,7 +82,7 @@ TEST(CheckCudnn, WrongMinor) {
 }
 
 TEST(CheckNccl, PackageBuiltForProfileCudaMajor) {
-    Host h;
+    SoftwareHost h;
     h.profile.nccl = true;
     h.sys.on_command(kLdconfig, answer_ok(read_fixture("cmd/ldconfig/nccl-grep.txt")));
     h.sys.on_command({"dpkg-query", "-W", "-f=${Version}", "libnccl2"},
@@ -100,7 +100,7 @@ TEST(CheckNccl, PackageBuiltForProfileCudaMajor) {
 }
 
 TEST(CheckContainer, DockerDaemonJsonFromNvidiaCtk) {
-    Host h;
+    SoftwareHost h;
     h.profile.container = ContainerSpec{.toolkit = true, .runtime = "docker"};
     h.sys.on_command({"nvidia-ctk", "--version"},
                      answer_ok("NVIDIA Container Toolkit CLI version 1.19.1\n"));
@@ -122,7 +122,7 @@ TEST(CheckContainer, DockerDaemonJsonFromNvidiaCtk) {
 }
 
 TEST(CheckContainer, ContainerdDropInAndMissingCtk) {
-    Host h;
+    SoftwareHost h;
     h.profile.container = ContainerSpec{.toolkit = true, .runtime = "containerd"};
     h.sys.on_command({"nvidia-ctk", "--version"}, answer_missing());
     h.sys.add_file("/etc/containerd/conf.d/99-nvidia.toml", "[plugins]\n");
@@ -135,7 +135,7 @@ TEST(CheckContainer, ContainerdDropInAndMissingCtk) {
 }
 
 TEST(CheckFabricManager, OnlyWithNvswitchesAndMustBeActive) {
-    Host h;
+    SoftwareHost h;
     h.sys.on_command({"nvidia-smi", "-q"},
                      answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
     EXPECT_TRUE(h.run(check_fabric_manager).empty()); // auto, no NVSwitch bridges
@@ -154,7 +154,7 @@ TEST(CheckFabricManager, OnlyWithNvswitchesAndMustBeActive) {
 }
 
 TEST(CheckFabricManager, FabricStateOnRealCaptures) {
-    Host h;
+    SoftwareHost h;
     h.facts.nvswitch_count = 6;
     h.sys.on_command({"systemctl", "is-active", "nvidia-fabricmanager"}, answer_ok("active\n"));
     const std::vector<std::string> q = {"nvidia-smi", "-q"};
@@ -200,7 +200,7 @@ TEST(CheckFabricManager, FabricStateOnRealCaptures) {
 }
 
 TEST(CheckFabricManager, Nvlink5HostsNeedIbUmad) {
-    Host h;
+    SoftwareHost h;
     h.sys.on_command({"nvidia-smi", "-q"},
                      answer_ok(read_fixture("cmd/nvidia-smi/q/q-565-8xh100-sxm-completed.txt")));
     h.facts.nvlink5_switch_count = 4; // fabric_manager: auto wants it with no PCI NVSwitch
@@ -217,7 +217,7 @@ TEST(CheckFabricManager, Nvlink5HostsNeedIbUmad) {
 }
 
 TEST(CheckPersistence, DisabledGpuFails) {
-    Host h;
+    SoftwareHost h;
     h.profile.tuning.persistence_mode = true;
     script_query(h.sys, "query-550-h200.csv");
     auto checks = h.run(check_persistence);
@@ -232,8 +232,8 @@ namespace {
 
 const std::string kTrtexec = "/usr/src/tensorrt/bin/trtexec";
 
-Host tensorrt_host() {
-    Host h;
+SoftwareHost tensorrt_host() {
+    SoftwareHost h;
     h.profile = driver_profile("550", "12.4");
     h.profile.tensorrt = TensorrtSpec{.version = "10"};
     h.sys.on_command(
@@ -290,7 +290,7 @@ TEST(CheckTensorrt, WrongCudaMajorBuildAndMissingLibraryFail) {
 }
 
 TEST(CheckTensorrt, Tensorrt11ChecksLibnvinfer11AndItsSoname) {
-    Host h;
+    SoftwareHost h;
     h.profile = driver_profile("615", "13.4");
     h.profile.tensorrt = TensorrtSpec{.version = "11"};
     h.sys.on_command(kLdconfig, answer_ok("2 libs found in cache `/etc/ld.so.cache'\n"
@@ -340,7 +340,7 @@ TEST(CheckTensorrt, TrtexecWithoutABannerFailsAndOldBannersDecode) {
 // IMEX's service is judged where gpuprov owns its node list, and the daemon's own answer where
 // config.cfg turns its command service on.
 TEST(CheckImex, ServiceActiveAndDaemonReady) {
-    Host h;
+    SoftwareHost h;
     h.profile.fabric.imex = true;
     // No node list in the profile: the job launcher runs the service; skipped, never passed.
     auto checks = h.run(check_fabric_manager);

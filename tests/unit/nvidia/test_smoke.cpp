@@ -8,7 +8,7 @@ namespace gpuprov::testing {
 namespace {
 
 constexpr const char* kDir = "/tmp/gpuprov-smoke-Ab12Cd";
-constexpr const char* kNvcc = "/usr/local/cuda-12.4/bin/nvcc";
+constexpr const char* kSmokeNvcc = "/usr/local/cuda-12.4/bin/nvcc";
 const std::string kBinary = std::string(kDir) + "/gpuprov-smoke";
 const std::string kSource = std::string(kDir) + "/gpuprov_smoke.cu";
 
@@ -49,11 +49,11 @@ struct Smoke : ::testing::Test {
         return {};
     }
     std::vector<std::string> compile_argv() const {
-        return {kNvcc, "-O2", "-gencode=arch=compute_90,code=sm_90", "-o", kBinary, kSource};
+        return {kSmokeNvcc, "-O2", "-gencode=arch=compute_90,code=sm_90", "-o", kBinary, kSource};
     }
     // nvcc writes the program (as the real one does) and answers `result`.
     void nvcc_builds(CommandResult result = {}) {
-        sys.on_command_prefix({kNvcc}, [this, result](const Command&) {
+        sys.on_command_prefix({kSmokeNvcc}, [this, result](const Command&) {
             if (result.ok()) {
                 sys.add_file(kBinary, "\x7f"
                                       "ELF");
@@ -153,7 +153,7 @@ TEST_F(Smoke, MixedOrUnknownGpusLeaveTheArchitectureToNvcc) {
     (void)run();
     ASSERT_FALSE(sys.commands_ran.empty());
     EXPECT_EQ(sys.commands_ran[0],
-              (std::vector<std::string>{kNvcc, "-O2", "-o", kBinary, kSource}));
+              (std::vector<std::string>{kSmokeNvcc, "-O2", "-o", kBinary, kSource}));
 }
 
 TEST_F(Smoke, NvccWithoutAHostCompilerIsExplained) {
@@ -545,7 +545,7 @@ TEST_F(SmokeNccl, TheToolStartsInRootsDirectory) {
 }
 
 TEST_F(Smoke, AsRootAnNvccOthersCanChangeIsRefusedBeforeAnythingIsWritten) {
-    sys.add_file(kNvcc, "");
+    sys.add_file(kSmokeNvcc, "");
     sys.set_mode("/usr/local/cuda-12.4/bin", 0777);
     script_query(sys, "query-550-h200.csv");
     const auto o = one("smoke.cuda");
@@ -554,7 +554,7 @@ TEST_F(Smoke, AsRootAnNvccOthersCanChangeIsRefusedBeforeAnythingIsWritten) {
                                    "0, mode 0777) on the way to /usr/local/cuda-12.4/bin/nvcc is "
                                    "writable by group or others"))
         << o.reason;
-    EXPECT_FALSE(ran(kNvcc));
+    EXPECT_FALSE(ran(kSmokeNvcc));
     EXPECT_TRUE(sys.files_written.empty());
 }
 

@@ -6,10 +6,6 @@
 namespace gpuprov {
 namespace {
 
-const Matrix& m() {
-    return Matrix::builtin();
-}
-
 TEST(BuiltinProfiles, AllThreeAreCompiledIn) {
     std::vector<std::string> names;
     for (const auto& f : builtin_profiles()) {
@@ -31,7 +27,7 @@ TEST(BuiltinProfiles, TextByNameAndNoneForAFileOrAPrefix) {
 }
 
 TEST(BuiltinProfiles, CvTrain) {
-    const auto p = load_profile("cv-train", m());
+    const auto p = load_profile("cv-train", Matrix::builtin());
     EXPECT_EQ(p.name, "cv-train");
     EXPECT_EQ(p.source, "builtin:cv-train.yaml");
     EXPECT_TRUE(p.extends_chain.empty());
@@ -75,13 +71,13 @@ TEST(BuiltinProfiles, CvTrain) {
     EXPECT_EQ(p.repositories.at("cuda").key_fingerprint, "");
     EXPECT_EQ(p.repositories.at("cuda").key_url, "");
     EXPECT_EQ(p.repositories.at("container-toolkit").key_fingerprint,
-              m().container_key_fingerprint());
+              Matrix::builtin().container_key_fingerprint());
     EXPECT_EQ(p.repositories.at("cuda").url,
               "https://developer.download.nvidia.com/compute/cuda/repos/{distro}/{arch}/");
 }
 
 TEST(BuiltinProfiles, NlpInfer) {
-    const auto p = load_profile("nlp-infer", m());
+    const auto p = load_profile("nlp-infer", Matrix::builtin());
     EXPECT_EQ(p.host.gpus->count, 2);
     EXPECT_EQ(p.host.gpus->model, "T4");
     EXPECT_EQ(p.host.memory_gib, 64);
@@ -97,18 +93,18 @@ TEST(BuiltinProfiles, NlpInfer) {
     // Every listed distro's repo carries the chosen CUDA.
     const auto cuda = *DottedVersion::parse(p.cuda->version);
     for (const auto& os : p.host.os) {
-        const auto* d = m().distro_by_os(os);
+        const auto* d = Matrix::builtin().distro_by_os(os);
         ASSERT_NE(d, nullptr) << os;
         EXPECT_TRUE(d->carries(cuda)) << os;
     }
     for (const char* os : {"ubuntu-22.04", "ubuntu-24.04", "debian-12"}) {
         EXPECT_EQ(std::count(p.host.os.begin(), p.host.os.end(), os), 1) << os;
     }
-    EXPECT_GE(std::stoi(p.driver->branch), m().cuda(cuda)->driver_branch);
+    EXPECT_GE(std::stoi(p.driver->branch), Matrix::builtin().cuda(cuda)->driver_branch);
 }
 
 TEST(BuiltinProfiles, SciSim) {
-    const auto p = load_profile("sci-sim", m());
+    const auto p = load_profile("sci-sim", Matrix::builtin());
     EXPECT_EQ(p.host.gpus->count, 8);
     EXPECT_EQ(p.host.gpus->model, "H100");
     EXPECT_EQ(p.host.memory_gib, 1024);
@@ -124,16 +120,16 @@ TEST(BuiltinProfiles, SciSim) {
 TEST(BuiltinProfiles, EveryListedOsCarriesTheProfilesCuda) {
     for (const auto& f : builtin_profiles()) {
         const auto name = std::string(f.name.substr(0, f.name.size() - 5));
-        const auto p = load_profile(name, m());
+        const auto p = load_profile(name, Matrix::builtin());
         const auto cuda = *DottedVersion::parse(p.cuda->version);
         for (const auto& os : p.host.os) {
-            EXPECT_TRUE(m().distro_by_os(os)->carries(cuda)) << name << " on " << os;
+            EXPECT_TRUE(Matrix::builtin().distro_by_os(os)->carries(cuda)) << name << " on " << os;
         }
     }
 }
 
 TEST(BuiltinProfiles, PositionsPointIntoTheBuiltinFile) {
-    const auto p = load_profile("cv-train", m());
+    const auto p = load_profile("cv-train", Matrix::builtin());
     const auto at = p.pos("cuda.version");
     EXPECT_EQ(at.file, "builtin:cv-train.yaml");
     EXPECT_EQ(at.line, 40);
@@ -146,14 +142,14 @@ TEST(BuiltinProfiles, PositionsPointIntoTheBuiltinFile) {
 }
 
 TEST(BuiltinProfiles, LoadsFromAFilePathToo) {
-    const auto p = load_profile(test::profile_fixture("good/minimal.yaml"), m());
+    const auto p = load_profile(test::profile_fixture("good/minimal.yaml"), Matrix::builtin());
     EXPECT_EQ(p.name, "minimal");
     EXPECT_EQ(p.source, test::profile_fixture("good/minimal.yaml"));
 }
 
 TEST(BuiltinProfiles, UnknownNameThatIsNoFileIsAnError) {
     try {
-        (void)load_profile("cv-trian", m());
+        (void)load_profile("cv-trian", Matrix::builtin());
         FAIL() << "expected ProfileError";
     } catch (const ProfileError& e) {
         EXPECT_EQ(e.file(), "cv-trian");

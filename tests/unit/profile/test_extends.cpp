@@ -6,13 +6,9 @@ namespace {
 using test::contains;
 using test::profile_fixture;
 
-const Matrix& m() {
-    return Matrix::builtin();
-}
-
 TEST(Extends, ChildOfBuiltinMergesMapsAndReplacesLists) {
     const auto file = profile_fixture("good/extends-cv-train.yaml");
-    const auto p = load_profile(file, m());
+    const auto p = load_profile(file, Matrix::builtin());
     EXPECT_EQ(p.name, "cv-train-small");
     EXPECT_EQ(p.extends_chain, (std::vector<std::string>{"builtin:cv-train.yaml"}));
     // Lists replace: only the child's OS.
@@ -33,7 +29,7 @@ TEST(Extends, ChildOfBuiltinMergesMapsAndReplacesLists) {
 
 TEST(Extends, PositionsNameTheFileEachValueCameFrom) {
     const auto file = profile_fixture("good/extends-cv-train.yaml");
-    const auto p = load_profile(file, m());
+    const auto p = load_profile(file, Matrix::builtin());
     EXPECT_EQ(p.pos("cuda.version").file, "builtin:cv-train.yaml");
     EXPECT_EQ(p.pos("cuda.version").line, 40);
     EXPECT_EQ(p.pos("host.gpus.count").file, file);
@@ -44,7 +40,7 @@ TEST(Extends, PositionsNameTheFileEachValueCameFrom) {
 }
 
 TEST(Extends, RelativePathIsRelativeToTheExtendingFile) {
-    const auto p = load_profile(profile_fixture("good/extends-local.yaml"), m());
+    const auto p = load_profile(profile_fixture("good/extends-local.yaml"), Matrix::builtin());
     EXPECT_EQ(p.name, "extends-local");
     ASSERT_EQ(p.extends_chain.size(), 1U);
     EXPECT_TRUE(contains(p.extends_chain[0], "good/base-local.yaml")) << p.extends_chain[0];
@@ -80,7 +76,7 @@ TEST(Extends, ErrorInAnInheritedValueNamesTheParentFile) {
 TEST(Extends, CycleIsRefusedWithTheChain) {
     const auto a = profile_fixture("bad/cycle-a.yaml");
     try {
-        (void)load_profile(a, m());
+        (void)load_profile(a, Matrix::builtin());
         FAIL() << "expected ProfileError";
     } catch (const ProfileError& e) {
         EXPECT_TRUE(contains(e.file(), "cycle-b.yaml")) << e.what();

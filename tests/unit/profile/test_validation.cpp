@@ -7,16 +7,12 @@ using test::contains;
 using test::load;
 using test::load_error;
 
-const Matrix& m() {
-    return Matrix::builtin();
-}
-
 TEST(Validation, LongTermBranchesRunNewerToolkitsOfTheirMajor) {
     // NVIDIA's minor version compatibility: {R535, CUDA 12.4} and {R580, CUDA 13.2} work.
-    const auto a = load_profile(test::profile_fixture("good/r535-cuda124.yaml"), m());
+    const auto a = load_profile(test::profile_fixture("good/r535-cuda124.yaml"), Matrix::builtin());
     EXPECT_EQ(a.driver->branch, "535");
     EXPECT_EQ(a.cuda->version, "12.4");
-    const auto b = load_profile(test::profile_fixture("good/r580-cuda132.yaml"), m());
+    const auto b = load_profile(test::profile_fixture("good/r580-cuda132.yaml"), Matrix::builtin());
     EXPECT_EQ(b.cuda->version, "13.2");
     // At the major's floor it still loads; across a major it does not.
     EXPECT_NO_THROW((void)load("name: x\ndriver: {branch: \"525\"}\ncuda: {version: \"12.9\"}\n"));
@@ -203,7 +199,7 @@ TEST(Validation, MinimalProfileGetsDefaults) {
 }
 
 TEST(Validation, MirrorOverHttpWithAllowInsecureAndSpacedFingerprint) {
-    const auto p = load_profile(test::profile_fixture("good/mirror.yaml"), m());
+    const auto p = load_profile(test::profile_fixture("good/mirror.yaml"), Matrix::builtin());
     const auto& cuda = p.repositories.at("cuda");
     EXPECT_TRUE(cuda.allow_insecure);
     EXPECT_EQ(cuda.url, "http://apt-mirror.internal/nvidia/cuda/{distro}/{arch}/");

@@ -96,7 +96,7 @@ constexpr const char* kRpmKey =
 
 constexpr std::chrono::seconds kMaxAge{15 * 60};
 
-FetchResult ok(std::string body) {
+FetchResult served_ok(std::string body) {
     return {.ok = true, .http_status = 200, .body = std::move(body), .error = {}, .attempts = 1};
 }
 
@@ -111,15 +111,15 @@ struct RpmServed {
     std::string gpgv_stdin;
 
     explicit RpmServed(std::string status, std::string primary = read_fixture(kPrimary)) {
-        sys.on_url(kRpmKey, ok(read_fixture("repo/test-key.asc")));
+        sys.on_url(kRpmKey, served_ok(read_fixture("repo/test-key.asc")));
         sys.on_url(std::string(kRpmRepo) + "repodata/repomd.xml",
-                   ok(read_fixture("repo/rpm/repomd.xml")));
+                   served_ok(read_fixture("repo/rpm/repomd.xml")));
         sys.on_url(std::string(kRpmRepo) + "repodata/repomd.xml.asc",
-                   ok("-----BEGIN PGP SIGNATURE-----\n(scripted gpgv)\n"));
+                   served_ok("-----BEGIN PGP SIGNATURE-----\n(scripted gpgv)\n"));
         sys.on_url(std::string(kRpmRepo) +
                        "repodata/7b33d53e4d072310042934c35dea2ac843ae94b09762cac577678bbc3de1f9f4-"
                        "primary.xml.gz",
-                   ok(std::move(primary)));
+                   served_ok(std::move(primary)));
         sys.on_command_prefix({"gpgv"}, [this, status](const Command& c) {
             gpgv_argv = c.argv;
             gpgv_stdin = c.stdin_data.value_or("");

@@ -1,3 +1,5 @@
+#include "test_dir.hpp"
+
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -10,17 +12,6 @@
 
 namespace fs = std::filesystem;
 using namespace gpuprov;
-
-namespace {
-fs::path temp_dir() {
-    auto dir = fs::temp_directory_path() /
-               ("gpuprov-test-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-} // namespace
 
 TEST(LocalSystem, RunsArgvWithoutShellAndCapturesBothStreams) {
     LocalSystem sys;
@@ -59,7 +50,7 @@ TEST(LocalSystem, FeedsStdinAndPassesEnv) {
 }
 
 TEST(LocalSystem, AtomicWriteUnderRootAndLock) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     sys.write_file_atomic("/etc/a/b.conf", "x=1\n", 0600);
     EXPECT_EQ(sys.read_file("/etc/a/b.conf").value_or(""), "x=1\n");
@@ -79,7 +70,7 @@ TEST(LocalSystem, AtomicWriteUnderRootAndLock) {
 }
 
 TEST(LocalSystem, LockHolderSeesDnfsFlockedPidFile) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     sys.write_file_atomic("/var/lib/dnf/rpmdb_lock.pid", "4242", 0644);
     EXPECT_FALSE(sys.lock_holder("/var/lib/dnf/rpmdb_lock.pid"));
@@ -99,7 +90,7 @@ TEST(LocalSystem, LockHolderSeesDnfsFlockedPidFile) {
 // `gpuprov status` tells a live run from a killed one by this probe, also without root: the run
 // lock is readable by everyone whatever apply's umask, and held means held.
 TEST(LocalSystem, TheRunLockIsReadableByAllAndItsHolderIsSeen) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     const auto old_umask = ::umask(077);
     auto lock = sys.try_lock("/run/gpuprov.lock");
@@ -116,7 +107,7 @@ TEST(LocalSystem, TheRunLockIsReadableByAllAndItsHolderIsSeen) {
 }
 
 TEST(LocalSystem, NewDirectoriesAre0755WhateverTheUmask) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     const auto old = ::umask(077);
     sys.write_file_atomic("/etc/gpuprov/p.yaml", "name: x\n", 0644);
@@ -133,7 +124,7 @@ TEST(LocalSystem, NewDirectoriesAre0755WhateverTheUmask) {
 }
 
 TEST(LocalSystem, LstatReportsTheLinkItselfWithOwnerAndMode) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     sys.write_file_atomic("/f", "x", 0640);
     fs::create_symlink("f", dir / "l");
@@ -153,7 +144,7 @@ TEST(LocalSystem, ARewrittenFileKeepsItsOwnerAndGroup) {
     if (::geteuid() != 0) {
         GTEST_SKIP() << "only root can give a file to another owner";
     }
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     sys.write_file_atomic("/etc/x.conf", "a\n", 0640);
     ASSERT_EQ(::chown((dir / "etc/x.conf").c_str(), 65534, 44), 0);
@@ -170,7 +161,7 @@ TEST(LocalSystem, ARewrittenFileKeepsItsOwnerAndGroup) {
 
 // Item 7 of issue 26: a link's own mode (0777) is not the file's.
 TEST(LocalSystem, StatFollowsLinksToTheFile) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     sys.write_file_atomic("/f", "x", 0640);
     fs::create_symlink("f", dir / "l");
@@ -185,7 +176,7 @@ TEST(LocalSystem, StatFollowsLinksToTheFile) {
 
 // Item 19: plan compares its binary with the installed copy without reading either whole.
 TEST(LocalSystem, SameContentComparesSizesThenBytes) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     LocalSystem sys(dir);
     std::string big(300 * 1024, 'a'); // several pieces
     sys.write_file_atomic("/a", big, 0644);

@@ -1,6 +1,8 @@
 // gpuprov's log file as root sits in /var/log, which others may write (Ubuntu: group syslog):
 // whatever they planted there is refused at once, never followed, written through or waited
 // on (issue 26 item 8).
+#include "test_dir.hpp"
+
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
@@ -18,15 +20,6 @@ namespace fs = std::filesystem;
 using namespace gpuprov;
 
 namespace {
-
-fs::path temp_dir() {
-    auto dir = fs::temp_directory_path() /
-               ("gpuprov-test-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
 
 std::string refusal(const fs::path& path) {
     // A regression would block in open(2) forever: SIGALRM ends the test binary instead.
@@ -50,7 +43,7 @@ std::string slurp(const fs::path& p) {
 }
 
 TEST(LogFile, ARegularFileIsCreated0640AndAppendedTo) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     const auto log = dir / "gpuprov.log";
     std::ofstream(log) << "earlier run\n";
     ::chmod(log.c_str(), 0640);
@@ -70,7 +63,7 @@ TEST(LogFile, ARegularFileIsCreated0640AndAppendedTo) {
 }
 
 TEST(LogFile, AFifoWithoutAReaderIsRefusedAtOnce) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     const auto log = dir / "gpuprov.log";
     ASSERT_EQ(::mkfifo(log.c_str(), 0666), 0);
     const auto why = refusal(log);
@@ -79,7 +72,7 @@ TEST(LogFile, AFifoWithoutAReaderIsRefusedAtOnce) {
 }
 
 TEST(LogFile, AFifoWithAReaderIsRefusedToo) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     const auto log = dir / "gpuprov.log";
     ASSERT_EQ(::mkfifo(log.c_str(), 0666), 0);
     const int reader = ::open(log.c_str(), O_RDONLY | O_NONBLOCK);
@@ -92,7 +85,7 @@ TEST(LogFile, AFifoWithAReaderIsRefusedToo) {
 }
 
 TEST(LogFile, ALinkIsNeverFollowed) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     std::ofstream(dir / "shadow") << "root:x:0:\n";
     fs::create_symlink(dir / "shadow", dir / "gpuprov.log");
     const auto why = refusal(dir / "gpuprov.log");
@@ -102,7 +95,7 @@ TEST(LogFile, ALinkIsNeverFollowed) {
 }
 
 TEST(LogFile, AHardLinkToAnotherFileIsRefused) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     std::ofstream(dir / "shadow") << "root:x:0:\n";
     fs::create_hard_link(dir / "shadow", dir / "gpuprov.log");
     const auto why = refusal(dir / "gpuprov.log");
@@ -112,7 +105,7 @@ TEST(LogFile, AHardLinkToAnotherFileIsRefused) {
 }
 
 TEST(LogFile, ADirectoryIsRefused) {
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     fs::create_directories(dir / "gpuprov.log");
     EXPECT_FALSE(refusal(dir / "gpuprov.log").empty());
     fs::remove_all(dir);
@@ -122,7 +115,7 @@ TEST(LogFile, AFileSomeoneElseOwnsIsRefused) {
     if (::geteuid() != 0) {
         GTEST_SKIP() << "only root can give a file to another owner";
     }
-    const auto dir = temp_dir();
+    const auto dir = gpuprov::testing::fresh_test_dir();
     const auto log = dir / "gpuprov.log";
     std::ofstream(log) << "";
     ASSERT_EQ(::chown(log.c_str(), 65534, 65534), 0);
