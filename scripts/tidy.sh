@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v run-clang-tidy >/dev/null || { echo "tidy.sh: run-clang-tidy missing (scripts/deps.sh --test)" >&2; exit 2; }
-cmake -S . -B build-tidy -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DGPUPROV_BUILD_TESTS=OFF >/dev/null
+cmake -S . -B build-tidy -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DGPUPROV_BUILD_TESTS=OFF -DGPUPROV_UNITY_BUILD=OFF >/dev/null
 # The embedded-file sources are generated at build time; tidy only reads src/.
 log=build-tidy/tidy.log
 extra=()
