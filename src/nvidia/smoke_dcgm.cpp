@@ -60,7 +60,13 @@ SmokeOutcome smoke_dcgm(const SmokeInput& in, System& sys, const GpuGate&) {
     }
     if (!r.ok()) {
         o.excerpt = tail_lines(all, 6);
-        settle(o, SmokeStatus::failed, "dcgmi diag " + run_failure(r, kDcgmTimeout),
+        // dcgmi's own failures are DCGM statuses -1..-n as a byte, not signals.
+        const bool dcgm_status =
+            !r.timed_out && !r.not_found && !r.interrupted && r.exit_code > 128;
+        settle(o, SmokeStatus::failed,
+               "dcgmi diag " + (dcgm_status ? fmt::format("exit status {} (DCGM status {})",
+                                                          r.exit_code, r.exit_code - 256)
+                                            : run_failure(r, kDcgmTimeout)),
                "`systemctl status nvidia-dcgm` and `journalctl -u nvidia-dcgm`: dcgmi needs the "
                "host engine (nv-hostengine) running and the driver loaded");
         return o;

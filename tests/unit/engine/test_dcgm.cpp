@@ -238,8 +238,13 @@ TEST_F(DcgmStep, EnabledButStoppedEngineIsStarted) {
     } catch (const HostError& e) {
         EXPECT_TRUE(contains(e.what(), "journalctl -u nvidia-dcgm")) << e.what();
     }
+    host.sys.on_command({"dcgmi", "discovery", "-l"},
+                        CommandResult{.exit_code = 235,
+                                      .err = "Error: unable to establish a connection to the "
+                                             "specified host: localhost\n"});
     const auto v = verify();
     EXPECT_FALSE(v[1].passed);
+    EXPECT_FALSE(v[2].passed);
 }
 
 TEST_F(DcgmStep, DiscoveryMustSeeEveryGpu) {

@@ -79,6 +79,7 @@ struct SmokeDcgm : ::testing::Test {
         g.class_code = 0x030200;
         facts.gpus = {g};
         script_query(sys, "query-550-h200.csv");
+        profile.cuda.reset(); // smoke.cuda then skips without running nvcc
         profile.monitoring = MonitoringSpec{};
     }
     std::vector<SmokeOutcome> run() {
@@ -135,7 +136,7 @@ TEST_F(SmokeDcgm, NoHostEngineFailsOnTheExitStatus) {
     const auto o = dcgm();
     ASSERT_TRUE(o);
     EXPECT_EQ(o->status, SmokeStatus::failed);
-    EXPECT_EQ(o->reason, "dcgmi diag exit status 235");
+    EXPECT_EQ(o->reason, "dcgmi diag exit status 235 (DCGM status -21)");
     EXPECT_TRUE(contains(o->fix, "nvidia-dcgm")) << o->fix;
 }
 
