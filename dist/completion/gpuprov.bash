@@ -4,7 +4,7 @@ _gpuprov_steps() {
     # comma-separated step ids: complete the word after the last comma
     local done=${cur%,*} last=${cur##*,}
     [[ "$done" == "$cur" ]] && done="" || done="$done,"
-    COMPREPLY=($(compgen -P "$done" -W "preflight nouveau cuda-repo secure-boot driver fabric-manager cuda-toolkit cudnn nccl tensorrt infiniband container-toolkit tuning mig monitoring verify" -- "$last"))
+    COMPREPLY=($(compgen -P "$done" -W "preflight nouveau cuda-repo secure-boot driver fabric-manager cuda-toolkit cudnn nccl tensorrt infiniband container-toolkit tuning mig monitoring dcgm verify" -- "$last"))
     compopt -o nospace 2>/dev/null
 }
 _gpuprov_profile() {

@@ -203,6 +203,17 @@ struct FabricManagerNames {
     std::vector<std::string> imex;
 };
 
+/// NVIDIA's DCGM 4 (`monitoring.dcgm`): its packages, built per CUDA major of the user-mode
+/// driver, and the driver branches and CUDA majors they serve (`packages.<family>.dcgm`).
+struct DcgmNames {
+    /// "datacenter-gpu-manager-4-core", "datacenter-gpu-manager-4-cuda{cuda_major}", ...: all
+    /// installed at one version (the -cuda<N> packages Depend on the core's exact version).
+    std::vector<std::string> packages;
+    std::vector<int> cuda_majors; ///< the CUDA majors NVIDIA builds DCGM 4's plugins for
+    int min_branch = 0;           ///< the oldest driver branch DCGM supports
+    [[nodiscard]] bool empty() const { return packages.empty(); }
+};
+
 /// How a driver branch is kept from moving on apt.
 enum class BranchLock {
     hold, ///< apt-mark hold on the installed closure (driver.hold): names carry the branch
@@ -241,6 +252,7 @@ struct PackageNames {
     std::string container_repo_path;         ///< "stable/rpm/{pkgarch}/" under the toolkit's URL
     std::optional<RpmDriverPackages> driver; ///< rhel only: the module stream driver
     std::optional<AptDriverPackages> apt_driver; ///< debian only: the apt naming schemes
+    DcgmNames dcgm; ///< empty when the data file names no DCGM packages for the family
     /// Fabric manager's package names for a branch (templates expanded); empty when the data
     /// file names none for it.
     [[nodiscard]] std::vector<std::string> fabric_manager_for(int branch) const;

@@ -185,6 +185,12 @@ struct MonitoringSpec {
     /// Install the distro's prometheus-node-exporter with its textfile collector reading
     /// textfile_dir (docs/metrics.md).
     bool node_exporter = false;
+    /// The `dcgm` step: NVIDIA's DCGM 4 packages for the driver's CUDA major and the
+    /// nvidia-dcgm host engine (docs/dcgm.md).
+    bool dcgm = false;
+    /// A gpuprov unit running an installed dcgm-exporter binary against that host engine;
+    /// needs dcgm. NVIDIA publishes no dcgm-exporter package in its repositories.
+    bool dcgm_exporter = false;
 };
 
 /// framework: what runs on top of the stack. gpuprov installs none of it; `verify --smoke` runs

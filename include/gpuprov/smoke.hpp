@@ -18,7 +18,7 @@ enum class SmokeStatus { passed, failed, skipped };
 [[nodiscard]] std::string_view smoke_status_name(SmokeStatus s);
 
 struct SmokeOutcome {
-    std::string id; ///< "smoke.cuda", "smoke.nccl", "smoke.pytorch"
+    std::string id; ///< "smoke.cuda", "smoke.nccl", "smoke.pytorch", "smoke.dcgm"
     SmokeStatus status = SmokeStatus::skipped;
     std::string command; ///< what ran (display form); empty when nothing could run
     std::string excerpt; ///< the relevant lines of its output
@@ -38,7 +38,8 @@ struct SmokeInput {
     std::vector<std::string> search_path;
 };
 
-/// Runs every smoke test in order: smoke.cuda, smoke.nccl, smoke.pytorch. Without a usable GPU
+/// Runs every smoke test in order: smoke.cuda, smoke.nccl, smoke.pytorch, and smoke.dcgm
+/// (`dcgmi diag -r 1`) where DCGM is installed or the profile asks for it. Without a usable GPU
 /// (no NVIDIA GPU on PCI, or nvidia-smi lists none) each is skipped with that reason.
 [[nodiscard]] std::vector<SmokeOutcome> run_smoke(const SmokeInput& in, System& sys);
 
@@ -96,5 +97,26 @@ struct TorchSmokeReport {
     std::string error; ///< an exception raised while using the GPU
 };
 [[nodiscard]] TorchSmokeReport parse_torch_smoke(std::string_view out);
+
+/// One test row of `dcgmi diag`'s result table: DCGM 3 names each check ("Denylist", "PCIe"),
+/// DCGM 4 each plugin ("software", "memory") with a "GPU0: Pass" line per GPU under it.
+struct DcgmDiagRow {
+    std::string category; ///< "Deployment", "Hardware", "Integration", "Stress"
+    std::string name;     ///< "Persistence Mode", "software"
+    std::string result;   ///< "Pass", "Fail", "Skip", "Warn" (the first word of the cell)
+    /// Its "Error"/"Warning"/"Info" text (DCGM wraps it over several rows; joined back) and, on
+    /// DCGM 4, the per-GPU results ("GPU0: Pass").
+    std::vector<std::string> details;
+};
+
+struct DcgmDiagReport {
+    std::string dcgm_version; ///< the Metadata row "DCGM Version"; empty on DCGM before 3.1
+    std::string driver;       ///< "Driver Version Detected"
+    std::vector<DcgmDiagRow> rows;
+    [[nodiscard]] std::vector<const DcgmDiagRow*> failed() const;
+};
+/// `dcgmi diag -r N`'s table (NVIDIA's DCGM guide, "Run Levels"; tests/fixtures/cmd/smoke/
+/// dcgmi-diag-*.txt). Lines outside the table are ignored.
+[[nodiscard]] DcgmDiagReport parse_dcgm_diag(std::string_view out);
 
 } // namespace gpuprov

@@ -702,6 +702,20 @@ AptDriverPackages read_apt_driver(const Reader& r, const YAML::Node& node) {
     return d;
 }
 
+DcgmNames read_dcgm(const Reader& r, const YAML::Node& node) {
+    r.expect_map(node, "'dcgm'");
+    r.only_keys(node, {"packages", "cuda_majors", "min_branch"});
+    DcgmNames d;
+    d.packages = names_at(r, node, "packages");
+    const auto majors = r.required(node, "cuda_majors");
+    r.expect_seq(majors, "'dcgm.cuda_majors'");
+    for (const auto& m : majors) {
+        d.cuda_majors.push_back(static_cast<int>(r.integer_at(m, "dcgm.cuda_majors")));
+    }
+    d.min_branch = static_cast<int>(r.integer(node, "min_branch"));
+    return d;
+}
+
 std::map<std::string, PackageNames> read_package_names(const Reader& r, const YAML::Node& node) {
     r.expect_map(node, "'packages'");
     r.only_keys(node, {"debian", "rhel"});
@@ -710,7 +724,7 @@ std::map<std::string, PackageNames> read_package_names(const Reader& r, const YA
         const auto& f = kv.second;
         r.expect_map(f, "'packages." + kv.first.Scalar() + "'");
         r.only_keys(f, {"cuda_toolkit", "cudnn9", "cudnn8", "nccl", "fabric_manager",
-                        "container_toolkit", "driver"});
+                        "container_toolkit", "driver", "dcgm"});
         PackageNames n;
         n.cuda_toolkit = r.string(f, "cuda_toolkit");
         n.cudnn9 = names_at(r, f, "cudnn9");
@@ -728,6 +742,9 @@ std::map<std::string, PackageNames> read_package_names(const Reader& r, const YA
             } else {
                 n.driver = read_rpm_driver(r, drv);
             }
+        }
+        if (const auto dcgm = f["dcgm"]) {
+            n.dcgm = read_dcgm(r, dcgm);
         }
         out.emplace(kv.first.Scalar(), std::move(n));
     }

@@ -139,10 +139,21 @@ SmokeOutcome skipped(std::string id, const GateResult& g) {
 
 std::vector<SmokeOutcome> run_smoke(const SmokeInput& in, System& sys) {
     const auto g = gpu_gate(in, sys);
+    const bool dcgm = dcgm_smoke_wanted(in, sys);
     if (!g.usable) {
-        return {skipped("smoke.cuda", g), skipped("smoke.nccl", g), skipped("smoke.pytorch", g)};
+        std::vector<SmokeOutcome> out{skipped("smoke.cuda", g), skipped("smoke.nccl", g),
+                                      skipped("smoke.pytorch", g)};
+        if (dcgm) {
+            out.push_back(skipped("smoke.dcgm", g));
+        }
+        return out;
     }
-    return {smoke_cuda(in, sys, g.gate), smoke_nccl(in, sys, g.gate), smoke_torch(in, sys, g.gate)};
+    std::vector<SmokeOutcome> out{smoke_cuda(in, sys, g.gate), smoke_nccl(in, sys, g.gate),
+                                  smoke_torch(in, sys, g.gate)};
+    if (dcgm) {
+        out.push_back(smoke_dcgm(in, sys, g.gate));
+    }
+    return out;
 }
 
 } // namespace gpuprov

@@ -14,6 +14,10 @@ inline constexpr std::chrono::seconds kCompileTimeout{180};
 inline constexpr std::chrono::seconds kRunTimeout{60};
 inline constexpr std::chrono::seconds kNcclTimeout{120};
 inline constexpr std::chrono::seconds kTorchTimeout{180};
+// dcgmi diag -r 1 runs DCGM's deployment checks only: seconds (NVIDIA's diagnostics guide).
+inline constexpr std::chrono::seconds kDcgmTimeout{120};
+/// Where NVIDIA's datacenter-gpu-manager-4-core installs dcgmi.
+inline constexpr const char* kDcgmi = "/usr/bin/dcgmi";
 
 /// What the GPU gate found: how many GPUs nvidia-smi lists (0 when it was not asked).
 struct GpuGate {
@@ -23,6 +27,9 @@ struct GpuGate {
 [[nodiscard]] SmokeOutcome smoke_cuda(const SmokeInput& in, System& sys, const GpuGate& gate);
 [[nodiscard]] SmokeOutcome smoke_nccl(const SmokeInput& in, System& sys, const GpuGate& gate);
 [[nodiscard]] SmokeOutcome smoke_torch(const SmokeInput& in, System& sys, const GpuGate& gate);
+[[nodiscard]] SmokeOutcome smoke_dcgm(const SmokeInput& in, System& sys, const GpuGate& gate);
+/// Whether smoke.dcgm runs at all: DCGM installed, or the profile asking for it.
+[[nodiscard]] bool dcgm_smoke_wanted(const SmokeInput& in, const System& sys);
 
 /// Where every smoke program starts (Command::cwd): root's own directory, never the caller's,
 /// which may hold a torch.py someone planted there.

@@ -736,7 +736,8 @@ InfinibandSpec read_infiniband(const Reader& r, const Node& n) {
 }
 
 MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
-    r.expect_map(n, "monitoring", {"textfile_dir", "temperature_alert_c", "node_exporter"});
+    r.expect_map(n, "monitoring",
+                 {"textfile_dir", "temperature_alert_c", "node_exporter", "dcgm", "dcgm_exporter"});
     MonitoringSpec m;
     if (const auto* v = get(n, "textfile_dir")) {
         m.textfile_dir = r.scalar(*v, "monitoring.textfile_dir", "an absolute directory path");
@@ -747,6 +748,19 @@ MonitoringSpec read_monitoring(const Reader& r, const Node& n) {
     }
     if (const auto* v = get(n, "node_exporter")) {
         m.node_exporter = r.boolean(*v, "monitoring.node_exporter");
+    }
+    if (const auto* v = get(n, "dcgm")) {
+        m.dcgm = r.boolean(*v, "monitoring.dcgm");
+    }
+    if (const auto* v = get(n, "dcgm_exporter")) {
+        m.dcgm_exporter = r.boolean(*v, "monitoring.dcgm_exporter");
+        // The exporter reads every metric from DCGM's host engine; without it there is nothing
+        // to export (dcgm-exporter README: it "uses DCGM to collect GPU telemetry").
+        if (m.dcgm_exporter && !m.dcgm) {
+            fail(v->pos, "'monitoring.dcgm_exporter: true' needs 'monitoring.dcgm: true': "
+                         "dcgm-exporter reads its metrics from DCGM's host engine, which the dcgm "
+                         "step installs");
+        }
     }
     return m;
 }

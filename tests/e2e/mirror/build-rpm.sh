@@ -58,6 +58,8 @@ DRIVER_KERNELS='^(4\.|5\.|6\.)'
 
 # shellcheck source=mirror/payload.sh
 source "$HERE/payload.sh" # mkso and the payload both mirror halves package
+# shellcheck source=mirror/dcgm.sh
+source "$HERE/dcgm.sh" # DCGM's versions and payloads (dcgm_rpms below packages them)
 
 # The build host's Debian versionlock plugin, the payload of the python3-dnf-plugin-versionlock
 # stand-in (the EL roots have it removed, as a stock RHEL/Rocky image lacks it).
@@ -290,6 +292,31 @@ HDR
     REQ="libnccl = $v-1+cuda$cu" mkrpm libnccl-devel none "$v" "1+cuda$cu" x86_64 "NVIDIA Collective Communication Library (NCCL) Development Files"
 }
 
+# DCGM 4 as rpms: the same names, epoch-1 versions and exact-version Requires as the debs
+# (mirror/dcgm.sh; NVIDIA's guide installs datacenter-gpu-manager-4-cuda<N> with dnf too).
+dcgm_rpms() {
+    local v ep up rel n
+    for v in "${DCGM_VERSIONS[@]}"; do
+        ep=${v%%:*} up=${v#*:}
+        rel=${up##*-} up=${up%-*}
+        payload_dcgm_hostengine "$up" | put datacenter-gpu-manager-4-core "$up" "$rel" /usr/bin/nv-hostengine 0755
+        payload_dcgmi "$v" | put datacenter-gpu-manager-4-core "$up" "$rel" /usr/bin/dcgmi 0755
+        payload_dcgm_unit | put datacenter-gpu-manager-4-core "$up" "$rel" /usr/lib/systemd/system/nvidia-dcgm.service 0644
+        REQ="" mkrpm datacenter-gpu-manager-4-core "$ep" "$up" "$rel" x86_64 "NVIDIA Datacenter GPU Manager (core)"
+        REQ="datacenter-gpu-manager-4-core = $v" mkrpm datacenter-gpu-manager-4-proprietary "$ep" "$up" "$rel" x86_64 \
+            "NVIDIA Datacenter GPU Manager (proprietary components)"
+        for n in 12 13; do
+            echo "gpuprov e2e stand-in: DCGM $up diagnostic plugins for CUDA $n" |
+                put "datacenter-gpu-manager-4-cuda$n" "$up" "$rel" "$DCGM_LIBEXEC/plugins/cuda$n/README" 0644
+            REQ="datacenter-gpu-manager-4-core = $v" mkrpm "datacenter-gpu-manager-4-cuda$n" "$ep" "$up" "$rel" x86_64 \
+                "NVIDIA Datacenter GPU Manager (CUDA $n)"
+            REQ="datacenter-gpu-manager-4-proprietary = $v"$'\n'"datacenter-gpu-manager-4-cuda$n = $v" \
+                mkrpm "datacenter-gpu-manager-4-proprietary-cuda$n" "$ep" "$up" "$rel" x86_64 \
+                "NVIDIA Datacenter GPU Manager (proprietary components, CUDA $n)"
+        done
+    done
+}
+
 cudnn_nccl() {
     cudnn 9.1.0.70 12
     # CUDA 13: cuDNN 9.19.0.56 (libcudnn9-cuda-13-9.19.0.56-1 beside CUDA 13.0.2, code id 69693825355)
@@ -408,6 +435,7 @@ build_pool() {
         toolkit "$a" "$b" "$c" "$d"
     done
     cudnn_nccl
+    dcgm_rpms
     container_toolkit
     kernel_pkgs "${KERNEL_V[$DIST]}" "${KERNEL_R[$DIST]}"
     kernel_pkgs "${KERNEL_V[$DIST]}" "${KERNEL_NEXT_R[$DIST]}"
@@ -417,7 +445,7 @@ build_pool() {
     mv "$POOL/$DIST"/{kernel-,dkms-,e2e-el-base-,"${RELEASE_PKG[$DIST]}"-}*.rpm "$POOL/$DIST-os/"
     # What each repository publishes (file names), and the module streams of the rhel8/9 repos.
     "${RPMFX[@]}" names "$fx/cuda-$slug-x86_64.txt" >"$POOL/$DIST/cuda.list"
-    pool_files "$POOL/$DIST" 'cuda-toolkit-*' 'cuda-1[23]-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' >>"$POOL/$DIST/cuda.list"
+    pool_files "$POOL/$DIST" 'cuda-toolkit-*' 'cuda-1[23]-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' 'datacenter-gpu-manager-4-*' >>"$POOL/$DIST/cuda.list"
     pool_files "$POOL/$DIST" 'nvidia-container-toolkit*' 'libnvidia-container*' >"$POOL/$DIST/ctk.list"
     { "${RPMFX[@]}" names "$fx/$DIST-baseos.txt" && pool_files "$POOL/$DIST-os" 'kernel-devel-*' 'kernel-headers-*'; } >"$POOL/$DIST-os/baseos.list"
     "${RPMFX[@]}" names "$fx/$DIST-appstream.txt" >"$POOL/$DIST-os/appstream.list"
@@ -464,7 +492,7 @@ t0=$SECONDS
 # The unsigned rpms depend only on this script, the fixtures, the payload stand-ins and the host's
 # versionlock plugin: cached under $E2E_RPM_CACHE (run.sh passes the root cache) so a run only signs
 # and publishes.
-cache_key=$(cat "${BASH_SOURCE[0]}" "$HERE/payload.sh" "$HERE/rpm_fixtures.py" "$HERE"/stubs/* "$HERE/../lib/dkms-standin" \
+cache_key=$(cat "${BASH_SOURCE[0]}" "$HERE/payload.sh" "$HERE/dcgm.sh" "$HERE/rpm_fixtures.py" "$HERE"/stubs/* "$HERE/../lib/dkms-standin" \
     "${VERSIONLOCK_FILES[@]}" <(cd "$FIXTURES" && find . -type f -name '*.txt' -print0 | LC_ALL=C sort -z | xargs -0 cat) \
     <("$CC" --version) <(rpm --version) | sha256sum | cut -c1-16)
 build_all() {

@@ -421,6 +421,11 @@ source "$HERE/rdma.sh"
 source "$HERE/docker.sh"
 docker_debs
 
+# --- DCGM 4 (the dcgm step's packages; mirror/dcgm.sh) ----------------------------------------
+# shellcheck source=mirror/dcgm.sh
+source "$HERE/dcgm.sh"
+dcgm_debs
+
 # --- keys --------------------------------------------------------------------------------------
 export GNUPGHOME="$OUT/gnupg"
 mkdir -m 0700 "$GNUPGHOME"
@@ -476,7 +481,8 @@ index_pad() {
 # The legacy tree: exactly the packages it always served (the CUDA 13 builds below are the 2026
 # tree's, so the globs name CUDA 12 where a bare glob would now catch them too).
 CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-12-*' 'cuda-12-*'
-    'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
+    'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*'
+    'datacenter-gpu-manager-4-*')
 if ((${MIRROR_SCALE:-1} > 1)); then CUDA_ALL+=('libnccl*-benchfill-*'); fi # bench: NCCL's fillers, as 'libnccl*' took them
 for slug in debian12 ubuntu2204; do
     mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
