@@ -11,7 +11,7 @@ namespace gpuprov {
     static const std::vector<std::string> ids{
         "preflight",    "nouveau", "cuda-repo",  "secure-boot", "driver",     "fabric-manager",
         "cuda-toolkit", "cudnn",   "nccl",       "tensorrt",    "infiniband", "container-toolkit",
-        "tuning",       "mig",     "monitoring", "verify"};
+        "tuning",       "mig",     "monitoring", "readiness",   "verify"};
     return ids;
 }
 

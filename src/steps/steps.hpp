@@ -19,6 +19,7 @@ std::unique_ptr<Step> make_container_toolkit();
 std::unique_ptr<Step> make_tuning();
 std::unique_ptr<Step> make_mig();
 std::unique_ptr<Step> make_monitoring();
+std::unique_ptr<Step> make_readiness();
 std::unique_ptr<Step> make_verify();
 
 } // namespace gpuprov::steps
