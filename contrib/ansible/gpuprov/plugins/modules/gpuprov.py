@@ -48,6 +48,7 @@ options:
       - tuning
       - mig
       - monitoring
+      - readiness
       - verify
     # END step ids
   skip:
@@ -72,6 +73,7 @@ options:
       - tuning
       - mig
       - monitoring
+      - readiness
       - verify
     # END step ids
   reboot:
@@ -139,6 +141,7 @@ STEP_IDS = [
     "tuning",
     "mig",
     "monitoring",
+    "readiness",
     "verify",
 ]
 # END step ids
