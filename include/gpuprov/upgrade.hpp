@@ -31,6 +31,8 @@ struct UpgradeState {
     /// "done".
     std::string phase;
     NodeSchedulers schedulers; ///< what was drained, so exactly that is put back
+    /// verify runs the smoke tests (upgrade --no-smoke: not), kept for the run after the reboot
+    bool smoke = true;
     std::vector<UpgradeEvent> events;
 };
 
@@ -45,6 +47,7 @@ struct UpgradeOptions {
     std::chrono::seconds wait_limit{3600}; ///< for the GPU processes and Slurm's jobs to end
     std::chrono::seconds poll{10};
     std::chrono::seconds k8s_timeout{600}; ///< kubectl drain --timeout
+    bool smoke = true; ///< false: verify without the smoke tests (a continuation keeps false)
 };
 
 /// The parts of the upgrade that are other commands' work, so the CLI wires in apply and
@@ -52,8 +55,9 @@ struct UpgradeOptions {
 struct UpgradeHooks {
     /// apply with the reboot policy if-needed; done, reboot_required or failed, and why.
     std::function<StepStatus(std::string& message)> apply;
-    /// verify --smoke; true when it passed, else `message` says what failed.
-    std::function<bool(std::string& message)> verify;
+    /// verify (with the smoke tests when `smoke`); true when it passed, else `message` says
+    /// what failed.
+    std::function<bool(bool smoke, std::string& message)> verify;
 };
 
 struct UpgradeResult {

@@ -70,6 +70,7 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
     static int wait_s = 3600;
     static int poll_s = 10;
     static int k8s_timeout_s = 600;
+    static bool no_smoke = false;
     cmd->add_option("PROFILE", profile_arg, "built-in name or YAML file")
         ->type_name(kProfileValue)
         ->required();
@@ -97,6 +98,9 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
     cmd->add_option("--drain-timeout", k8s_timeout_s, "kubectl drain --timeout, in seconds")
         ->capture_default_str()
         ->check(CLI::Range(1, 24 * 3600));
+    cmd->add_flag("--no-smoke", no_smoke,
+                  "verify without the smoke tests (a host whose GPUs cannot run the profile's "
+                  "CUDA program); kept for the run after the reboot");
     cmd->add_flag("--allow-remove", allow_remove,
                   "allow apt to remove packages the profile does not own (as apply)");
     cmd->add_flag("--allow-untrusted", allow_untrusted,
@@ -142,15 +146,18 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
             message = result.message;
             return result.interrupted ? StepStatus::failed : result.status;
         };
-        hooks.verify = [&](std::string& message) {
+        hooks.verify = [&](bool with_smoke, std::string& message) {
             refuse_smoke_under_root(opts);
             const auto facts = detect_facts(sys, matrix);
             const RepoCacheDir cache(opts, sys);
             LiveRepoProvider repos(sys, profile, facts, matrix, cache.path);
             const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
             const auto checks = verify_steps(ctx, sys, make_steps(), filter);
-            const auto smoke = run_smoke_tests(opts, sys, profile, facts);
-            print_smoke_human(smoke, opts.color());
+            const auto smoke = with_smoke ? run_smoke_tests(opts, sys, profile, facts)
+                                          : std::vector<SmokeOutcome>{};
+            if (with_smoke) {
+                print_smoke_human(smoke, opts.color());
+            }
             message = failures(checks, smoke);
             return all_passed(checks) && !any_failed(smoke);
         };
@@ -159,7 +166,8 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
                                           .kubeconfig = kubeconfig,
                                           .wait_limit = std::chrono::seconds(wait_s),
                                           .poll = std::chrono::seconds(poll_s),
-                                          .k8s_timeout = std::chrono::seconds(k8s_timeout_s)};
+                                          .k8s_timeout = std::chrono::seconds(k8s_timeout_s),
+                                          .smoke = !no_smoke};
         const auto result = run_upgrade(sys, upgrade_opts, hooks, [](const std::string& line) {
             spdlog::debug("{}", line);
             std::cout << line << std::endl;

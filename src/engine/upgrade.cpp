@@ -26,6 +26,7 @@ public:
         if (unfinished) {
             m_state = *before;
             m_state.profile = m_opt.profile;
+            m_state.smoke = m_state.smoke && m_opt.smoke;
             const auto last_boot = m_state.events.empty() ? "" : m_state.events.back().boot_id;
             if (m_state.phase == "rebooting" && !m_boot.empty() && last_boot != m_boot) {
                 event("resumed",
@@ -35,7 +36,8 @@ public:
                       fmt::format("continuing the upgrade left at phase '{}'", m_state.phase));
             }
         } else {
-            m_state = UpgradeState{.profile = m_opt.profile, .phase = "draining"};
+            m_state =
+                UpgradeState{.profile = m_opt.profile, .phase = "draining", .smoke = m_opt.smoke};
         }
         try {
             if (!unfinished || m_state.phase == "draining" || m_state.phase == "failed") {
@@ -97,10 +99,11 @@ private:
         event("apply", message.empty() ? "done" : message);
         phase("verifying");
         std::string why;
-        if (!m_hooks.verify(why)) {
-            return fail("verify --smoke failed: " + why);
+        const auto what = m_state.smoke ? "verify --smoke" : "verify (--no-smoke)";
+        if (!m_hooks.verify(m_state.smoke, why)) {
+            return fail(fmt::format("{} failed: {}", what, why));
         }
-        event("verify", "verify --smoke passed");
+        event("verify", fmt::format("{} passed", what));
         undrain_node(m_sys, m_state.schedulers);
         const auto argvs = undrain_argvs(m_state.schedulers);
         std::vector<std::string> shown;

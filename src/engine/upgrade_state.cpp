@@ -18,6 +18,7 @@ std::optional<UpgradeState> load_upgrade_state(const System& sys) {
         UpgradeState s;
         s.profile = j.value("profile", "");
         s.phase = j.value("phase", "");
+        s.smoke = j.value("smoke", true);
         const auto sched = j.value("schedulers", nlohmann::json::object());
         s.schedulers.slurm_node = sched.value("slurm_node", "");
         s.schedulers.k8s_node = sched.value("k8s_node", "");
@@ -42,6 +43,7 @@ void save_upgrade_state(System& sys, const UpgradeState& s) {
     }
     const nlohmann::json j = {{"profile", s.profile},
                               {"phase", s.phase},
+                              {"smoke", s.smoke},
                               {"schedulers",
                                {{"slurm_node", s.schedulers.slurm_node},
                                 {"k8s_node", s.schedulers.k8s_node},

@@ -88,6 +88,7 @@ struct Cluster {
 
     StepStatus apply_result = StepStatus::done;
     bool verify_passes = true;
+    bool want_smoke = true;
     UpgradeHooks hooks() {
         UpgradeHooks h;
         h.apply = [this](std::string& message) {
@@ -96,7 +97,8 @@ struct Cluster {
                 apply_result == StepStatus::reboot_required ? "driver: reboot to load it" : "";
             return apply_result;
         };
-        h.verify = [this](std::string& message) {
+        h.verify = [this](bool smoke, std::string& message) {
+            EXPECT_EQ(smoke, want_smoke);
             events.push_back("verify");
             if (!verify_passes) {
                 message = "driver.loaded: expected 580.95.05, found no module";
@@ -197,6 +199,19 @@ TEST(Upgrade, VerifyFailureLeavesTheNodeDrainedAndSaysWhy) {
     EXPECT_EQ(state->phase, "failed");
     EXPECT_EQ(state->events.back().event, "failed");
     EXPECT_NE(state->events.back().message.find("driver.loaded"), std::string::npos);
+}
+
+TEST(Upgrade, NoSmokeIsKeptForTheRunAfterTheReboot) {
+    Cluster c;
+    c.apply_result = StepStatus::reboot_required;
+    c.want_smoke = false;
+    const UpgradeOptions no_smoke{.profile = "p", .smoke = false};
+    (void)run_upgrade(c.sys, no_smoke, c.hooks(), [](const std::string&) {});
+    c.sys.add_file("/proc/sys/kernel/random/boot_id", "boot-2\n");
+    c.apply_result = StepStatus::done;
+    const auto r = c.upgrade(); // the resume unit's command line has no --no-smoke
+    EXPECT_EQ(r.status, StepStatus::done) << r.message;
+    EXPECT_EQ(load_upgrade_state(c.sys)->events.at(5).message, "verify (--no-smoke) passed");
 }
 
 TEST(Upgrade, ApplyFailureStopsBeforeVerify) {
