@@ -195,7 +195,7 @@ _gpuprov() {
             --bundle-key) return ;;
         esac
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--help -h --yes -y --only --skip --reboot --node --kubeconfig --wait --poll --drain-timeout --allow-remove --allow-untrusted --from-bundle --bundle-key" -- "$cur")); return
+            COMPREPLY=($(compgen -W "--help -h --yes -y --only --skip --reboot --node --kubeconfig --wait --poll --drain-timeout --no-smoke --allow-remove --allow-untrusted --from-bundle --bundle-key" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
