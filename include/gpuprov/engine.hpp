@@ -169,6 +169,8 @@ struct ApplyOptions {
     /// before it changes anything, when its own plan promises something else. Empty: no plan
     /// was shown (--yes), apply carries out its own.
     std::optional<std::vector<std::string>> confirmed_plan;
+    /// Run by `gpuprov upgrade`: the resume unit continues the upgrade, not a bare apply.
+    bool upgrade = false;
 };
 
 /// Progress callbacks, so the CLI can print and tests can record.

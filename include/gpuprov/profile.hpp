@@ -202,6 +202,12 @@ struct FrameworkSpec {
     std::string venv;
 };
 
+/// readiness: the gate that holds kubelet and slurmd at boot until `gpuprov verify --quick`
+/// passes (docs/upgrade.md#readiness-gate), or `timeout_s` runs out.
+struct ReadinessSpec {
+    int timeout_s = 600;
+};
+
 struct Profile {
     std::string name;
     std::string description;
@@ -223,6 +229,7 @@ struct Profile {
     TuningSpec tuning;
     std::optional<MigSpec> mig;
     std::optional<MonitoringSpec> monitoring;
+    std::optional<ReadinessSpec> readiness; ///< absent, or `gate: false`: no gate
     std::optional<FrameworkSpec> framework;
     std::vector<std::string> skip_steps;
     /// Positions of keys by dotted path ("cuda.version"), for errors raised after loading.

@@ -11,7 +11,7 @@ namespace gpuprov {
     static const std::vector<std::string> ids{
         "preflight",    "nouveau", "cuda-repo",  "secure-boot", "driver",     "fabric-manager",
         "cuda-toolkit", "cudnn",   "nccl",       "tensorrt",    "infiniband", "container-toolkit",
-        "tuning",       "mig",     "monitoring", "dcgm",        "verify"};
+        "tuning",       "mig",     "monitoring", "dcgm",        "readiness", "verify"};
     return ids;
 }
 

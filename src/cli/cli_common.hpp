@@ -64,6 +64,7 @@ void add_metrics_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
 void add_cloud_init_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_k8s_manifests_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_slurm_gres_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 /// `gpuprov completion bash|zsh|steps`, generated from `app` itself (added last).
 void add_completion_command(CLI::App& app);
 
@@ -109,6 +110,13 @@ private:
 /// The running binary (/proc/self/exe's target), for copying it where units run gpuprov; empty
 /// when unknown. Units never name it.
 [[nodiscard]] std::string running_binary();
+/// The profile text apply installs for the resume unit (empty for a built-in), as
+/// ApplyOptions::profile_text wants it; `gpuprov upgrade` runs apply the same way.
+[[nodiscard]] std::string profile_text_for_resume(const std::string& arg, const Profile& profile);
+/// As root: the profile, its parents and the running binary must be files only root could
+/// have written (--allow-untrusted lifts it). Throws HostError.
+void require_local_trust(const System& sys, const std::string& profile_arg, const Profile& profile,
+                         const std::string& self);
 
 /// --only/--skip as given: each may repeat and each value may hold several comma-separated
 /// ids; repeats add up (`--skip a --skip b` is `--skip a,b`), as with apt's and terraform's

@@ -97,6 +97,38 @@ private:
     std::string m_pending; ///< the newest update not printed yet
 };
 
+/// The saved plan `path`, checked against what else the command line says: it fixes the
+/// profile, the filters and --allow-remove, so none may be given beside it unless they agree.
+SavedPlan load_saved_plan(const std::string& path, const std::string& profile_arg,
+                          const StepFilterArgs& filter_args, bool allow_remove) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+        throw UsageError("--plan " + path + ": the file cannot be read");
+    }
+    auto saved = saved_plan_from_json(text.str(), path);
+    if (!profile_arg.empty() && canonical_profile_arg(profile_arg) != saved.profile_arg) {
+        throw UsageError(fmt::format("--plan {} was saved for the profile {}, not {}", path,
+                                     saved.profile_arg, profile_arg));
+    }
+    if (!filter_args.only.empty() || !filter_args.skip.empty() ||
+        (allow_remove && !saved.allow_remove)) {
+        throw UsageError("--plan fixes --only, --skip and --allow-remove as the plan was saved; "
+                         "give them to `gpuprov plan --out` instead");
+    }
+    return saved;
+}
+
+bool confirm() {
+    std::cout << "Apply these changes? [y/N] " << std::flush;
+    std::string answer;
+    std::getline(std::cin, answer);
+    return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+} // namespace
+
 // What the resume unit runs after a reboot: a built-in by name; a file's own text, or, when it
 // extends other files, the chain resolved into one document, so neither the file nor its
 // parents need to survive (or stay the same) until the reboot.
@@ -138,38 +170,6 @@ void require_local_trust(const System& sys, const std::string& profile_arg, cons
     }
     require_trusted_units_binary(sys, self);
 }
-
-/// The saved plan `path`, checked against what else the command line says: it fixes the
-/// profile, the filters and --allow-remove, so none may be given beside it unless they agree.
-SavedPlan load_saved_plan(const std::string& path, const std::string& profile_arg,
-                          const StepFilterArgs& filter_args, bool allow_remove) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) {
-        throw UsageError("--plan " + path + ": the file cannot be read");
-    }
-    auto saved = saved_plan_from_json(text.str(), path);
-    if (!profile_arg.empty() && canonical_profile_arg(profile_arg) != saved.profile_arg) {
-        throw UsageError(fmt::format("--plan {} was saved for the profile {}, not {}", path,
-                                     saved.profile_arg, profile_arg));
-    }
-    if (!filter_args.only.empty() || !filter_args.skip.empty() ||
-        (allow_remove && !saved.allow_remove)) {
-        throw UsageError("--plan fixes --only, --skip and --allow-remove as the plan was saved; "
-                         "give them to `gpuprov plan --out` instead");
-    }
-    return saved;
-}
-
-bool confirm() {
-    std::cout << "Apply these changes? [y/N] " << std::flush;
-    std::string answer;
-    std::getline(std::cin, answer);
-    return answer == "y" || answer == "Y" || answer == "yes";
-}
-
-} // namespace
 
 std::string running_binary() {
     std::error_code ec;

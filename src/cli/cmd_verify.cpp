@@ -6,12 +6,16 @@
 #include <fmt/format.h>
 #include <gpuprov/checks.hpp>
 #include <gpuprov/engine.hpp>
+#include <gpuprov/error.hpp>
 #include <gpuprov/facts.hpp>
 #include <gpuprov/json_text.hpp>
 #include <gpuprov/matrix.hpp>
 #include <gpuprov/profile.hpp>
+#include <gpuprov/strings.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <spdlog/spdlog.h>
 
 namespace gpuprov::cli {
 
@@ -141,6 +145,20 @@ void print_human(const std::vector<CheckOutcome>& checks, bool color) {
                                                n_failed, n_skipped));
 }
 
+/// The steps whose checks only ask the GPU stack (nvidia-smi, /proc, /sys, unit files): quick,
+/// and meaningful at boot before the network or a container runtime is up.
+const std::vector<std::string> kQuickSteps = {"driver", "fabric-manager", "tuning", "mig"};
+
+std::string failed_ids(const std::vector<CheckOutcome>& checks) {
+    std::vector<std::string> ids;
+    for (const auto& c : checks) {
+        if (failed(c)) {
+            ids.push_back(c.id + " (" + c.found + ")");
+        }
+    }
+    return join(ids, "; ");
+}
+
 } // namespace
 
 void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code) {
@@ -163,24 +181,67 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
     cmd->add_flag("--smoke", smoke,
                   "also run code on the GPUs: a CUDA program built with the profile's nvcc, "
                   "nccl-tests' all_reduce_perf, the profile's PyTorch");
+    static bool quick = false;
+    cmd->add_flag("--quick", quick,
+                  "only the checks that ask the GPUs and need no network, compiler or "
+                  "container: the driver, fabric manager, tuning and MIG steps' (what "
+                  "gpuprov-ready.service runs at boot)");
+    static int wait_s = 0;
+    cmd->add_option("--wait", wait_s,
+                    "retry the checks every 5 s until they pass, for at most SECONDS; says "
+                    "ready or not ready in one line at the end")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0, 24 * 3600));
     cmd->callback([&opts, &exit_code] {
         use_bundle(bundle_args);
         if (smoke) {
             refuse_smoke_under_root(opts);
         }
-        const auto filter = make_filter(filter_args);
+        if (smoke && quick) {
+            throw UsageError("--quick and --smoke contradict each other: the smoke tests are "
+                             "the slow part");
+        }
+        auto filter = make_filter(filter_args);
+        if (quick) {
+            std::set<std::string> only;
+            for (const auto& id : kQuickSteps) {
+                if (filter.only.empty() || filter.only.count(id) != 0) {
+                    only.insert(id);
+                }
+            }
+            if (only.empty()) {
+                throw UsageError("--quick with --only names none of the quick checks' steps (" +
+                                 join(kQuickSteps, ", ") + ")");
+            }
+            filter.only = only;
+        }
         const auto& matrix = Matrix::builtin();
         const auto profile = load_cli_profile(opts, profile_arg, matrix);
         auto& sys = host_system(opts);
-        const auto facts = detect_facts(sys, matrix);
-        // Every step's own checks (the repository's, nouveau's, monitoring's as well as the
-        // NVIDIA ones), as apply's steps run them; the repository checks may need the index.
         const RepoCacheDir cache(opts, sys);
-        LiveRepoProvider repos(sys, profile, facts, matrix, cache.path);
-        const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
-        const auto checks = verify_steps(ctx, sys, make_steps(), filter);
-        const auto tests =
-            smoke ? run_smoke_tests(opts, sys, profile, facts) : std::vector<SmokeOutcome>{};
+        const auto started = sys.now();
+        std::vector<CheckOutcome> checks;
+        std::chrono::seconds waited{0};
+        while (true) {
+            // Facts again each round: the module may have loaded since the last one.
+            const auto facts = detect_facts(sys, matrix);
+            // Every step's own checks (the repository's, nouveau's, monitoring's as well as
+            // the NVIDIA ones), as apply's steps run them; the repository checks may need the
+            // index.
+            LiveRepoProvider repos(sys, profile, facts, matrix, cache.path);
+            const StepContext ctx{profile, facts, matrix, repos, units_gpuprov_path(sys)};
+            checks = verify_steps(ctx, sys, make_steps(), filter);
+            waited = std::chrono::duration_cast<std::chrono::seconds>(sys.now() - started);
+            if (all_passed(checks) || waited.count() >= wait_s) {
+                break;
+            }
+            std::cerr << fmt::format("not ready yet ({}s of {}s): {}\n", waited.count(), wait_s,
+                                     failed_ids(checks));
+            sys.sleep(
+                std::min<std::chrono::milliseconds>(5s, std::chrono::seconds(wait_s) - waited));
+        }
+        const auto tests = smoke ? run_smoke_tests(opts, sys, profile, detect_facts(sys, matrix))
+                                 : std::vector<SmokeOutcome>{};
         if (!junit.empty()) {
             sys.write_file_atomic(junit, junit_xml(profile.name, checks, tests), 0644);
         }
@@ -198,6 +259,21 @@ void add_verify_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
             print_human(checks, opts.color());
             if (smoke) {
                 print_smoke_human(tests, opts.color());
+            }
+        }
+        if (wait_s > 0) {
+            // The line the system journal keeps for the readiness gate (docs/upgrade.md).
+            const auto line =
+                passed ? fmt::format("gpuprov-ready: the GPUs are ready ({} passed after {}s)",
+                                     quick ? "verify --quick" : "verify", waited.count())
+                       : fmt::format("gpuprov-ready: the GPUs are NOT ready after {}s: {}",
+                                     waited.count(), failed_ids(checks));
+            // With --json stdout carries only the document.
+            (passed && !json ? std::cout : std::cerr) << line << "\n";
+            if (passed) {
+                spdlog::info("{}", line);
+            } else {
+                spdlog::error("{}", line);
             }
         }
         exit_code = passed ? kExitOk : kExitFailed;

@@ -300,6 +300,7 @@ int main(int argc, char** argv) {
     add_k8s_manifests_command(app, opts, exit_code);
     add_bundle_command(app, opts, exit_code);
     add_slurm_gres_command(app, opts, exit_code);
+    add_upgrade_command(app, opts, exit_code);
 
     add_help_command(app);
     add_completion_command(app);

@@ -730,6 +730,10 @@ private:
             }
         } else if (m_result.status == StepStatus::done) {
             detail::remove_resume_unit(m_sys);
+            if (m_profile.readiness && !step_filtered_out("readiness", m_opt.filter, m_profile)) {
+                // gpuprov-ready.service reads this copy at every boot (src/steps/readiness.cpp).
+                (void)resume_profile();
+            }
             m_journal.reboot_pending = false;
             m_journal.result = "done";
         } else {
@@ -792,7 +796,8 @@ private:
                 .only = m_opt.filter.only,
                 .skip = m_opt.filter.skip,
                 .reboot_if_needed = m_opt.reboot == RebootPolicy::if_needed,
-                .allow_remove = m_opt.allow_remove};
+                .allow_remove = m_opt.allow_remove,
+                .upgrade = m_opt.upgrade};
     }
 
     /// Installs the profile where the resume unit reads it, so /tmp/p.yaml may vanish with the

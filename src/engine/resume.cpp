@@ -56,7 +56,8 @@ std::string resume_exec_start(const ResumeCommand& cmd) {
     }
     // The filters and the reboot policy travel with the run: a resumed `apply --skip
     // monitoring --reboot never` must not install monitoring or reboot by itself.
-    auto line = fmt::format("{} apply {} --yes --reboot {}", cmd.gpuprov_path, cmd.profile,
+    auto line = fmt::format("{} {} {} --yes --reboot {}", cmd.gpuprov_path,
+                            cmd.upgrade ? "upgrade" : "apply", cmd.profile,
                             cmd.reboot_if_needed ? "if-needed" : "never");
     for (const auto& [flag, ids] :
          {std::pair{"--only", &cmd.only}, std::pair{"--skip", &cmd.skip}}) {

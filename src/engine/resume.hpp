@@ -25,6 +25,9 @@ struct ResumeCommand {
     std::set<std::string> skip;
     bool reboot_if_needed = false;
     bool allow_remove = false;
+    /// The run is part of `gpuprov upgrade`: the unit runs `gpuprov upgrade PROFILE`, which
+    /// finishes the apply, verifies and puts the node back (docs/upgrade.md).
+    bool upgrade = false;
 };
 
 /// The unit's ExecStart= value, e.g. `/usr/local/bin/gpuprov apply /etc/gpuprov/resume/x.yaml

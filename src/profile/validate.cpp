@@ -824,11 +824,11 @@ void record_positions(const Node& n, const std::string& path,
 
 Profile build_profile(const Node& root, const Matrix& matrix) {
     const Reader r(matrix);
-    r.expect_map(root, "",
-                 {"name",       "description",    "extends", "host",   "nouveau",    "repositories",
-                  "driver",     "cuda",           "cudnn",   "nccl",   "tensorrt",   "infiniband",
-                  "container",  "fabric_manager", "fabric",  "tuning", "monitoring", "framework",
-                  "kubernetes", "steps",          "mig"});
+    r.expect_map(root, "", {"name",         "description", "extends",   "host",           "nouveau",
+                            "repositories", "driver",      "cuda",      "cudnn",          "nccl",
+                            "tensorrt",     "infiniband",  "container", "fabric_manager", "fabric",
+                            "tuning",       "monitoring",  "framework", "kubernetes",     "steps",
+                            "mig",          "readiness"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -899,6 +899,17 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
     }
     if (const auto* v = get(root, "mig")) {
         p.mig = read_mig(r, *v);
+    }
+    if (const auto* v = get(root, "readiness")) {
+        r.expect_map(*v, "readiness", {"gate", "timeout_s"});
+        ReadinessSpec spec;
+        if (const auto* t = get(*v, "timeout_s")) {
+            spec.timeout_s = r.integer(*t, "readiness.timeout_s", 10, 24 * 3600);
+        }
+        const auto* gate = get(*v, "gate");
+        if (gate == nullptr || r.boolean(*gate, "readiness.gate")) {
+            p.readiness = spec;
+        }
     }
     if (const auto* v = get(root, "monitoring")) {
         p.monitoring = read_monitoring(r, *v);

@@ -68,6 +68,7 @@ std::vector<std::unique_ptr<Step>> make_steps() {
     out.push_back(steps::make_mig());
     out.push_back(steps::make_monitoring());
     out.push_back(steps::make_dcgm());
+    out.push_back(steps::make_readiness());
     out.push_back(steps::make_verify());
     return out;
 }

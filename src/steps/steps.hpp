@@ -20,6 +20,7 @@ std::unique_ptr<Step> make_tuning();
 std::unique_ptr<Step> make_mig();
 std::unique_ptr<Step> make_monitoring();
 std::unique_ptr<Step> make_dcgm();
+std::unique_ptr<Step> make_readiness();
 std::unique_ptr<Step> make_verify();
 
 } // namespace gpuprov::steps

@@ -38,7 +38,7 @@ got=$("$bin" facts --json | json_get 'd["os"]["repo_slug"]')
 [[ "$got" == "$want" ]] && ok || bad "facts slug on this machine: '$got', wanted '$want'"
 
 # plan --json is one document whose steps come in the design's order.
-order="preflight,nouveau,cuda-repo,secure-boot,driver,fabric-manager,cuda-toolkit,cudnn,nccl,tensorrt,infiniband,container-toolkit,tuning,mig,monitoring,dcgm,verify"
+order="preflight,nouveau,cuda-repo,secure-boot,driver,fabric-manager,cuda-toolkit,cudnn,nccl,tensorrt,infiniband,container-toolkit,tuning,mig,monitoring,dcgm,readiness,verify"
 "$bin" --root "$fixtures/hosts/debian-12" plan cv-train --json >$scratch/json 2>/dev/null
 got=$(json_get '",".join(s["id"] for s in d["steps"])' <$scratch/json)
 [[ "$got" == "$order" ]] && ok || bad "plan --json step order: $got"

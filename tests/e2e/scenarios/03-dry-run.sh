@@ -47,7 +47,7 @@ PY
 )
 log "plan --json summary: $(paste -sd';' <<<"$report")"
 check "plan --json is a single JSON document" test -z "$(grep '^invalid-json' <<<"$report")"
-assert_eq "plan step order" "ids preflight,nouveau,cuda-repo,secure-boot,driver,fabric-manager,cuda-toolkit,cudnn,nccl,tensorrt,infiniband,container-toolkit,tuning,mig,monitoring,dcgm,verify" \
+assert_eq "plan step order" "ids preflight,nouveau,cuda-repo,secure-boot,driver,fabric-manager,cuda-toolkit,cudnn,nccl,tensorrt,infiniband,container-toolkit,tuning,mig,monitoring,dcgm,readiness,verify" \
     "$(grep '^ids ' <<<"$report")"
 assert_eq "plan: driver install version, the branch's newest build" "install driver cuda-drivers-550 $E2E_DRIVER_VERSION-1" "$(grep '^install driver ' <<<"$report")"
 assert_eq "plan: toolkit install version" "install cuda-toolkit cuda-toolkit-12-4 12.4.1-1" "$(grep '^install cuda-toolkit ' <<<"$report")"

@@ -177,7 +177,7 @@ TEST_F(PlanTest, ValidateStepIdsListsTheKnownIds) {
         EXPECT_TRUE(contains(
             what, "preflight, nouveau, cuda-repo, secure-boot, driver, fabric-manager, "
                   "cuda-toolkit, cudnn, nccl, tensorrt, infiniband, container-toolkit, tuning, "
-                  "mig, monitoring, dcgm, verify"))
+                  "mig, monitoring, dcgm, readiness, verify"))
             << what;
     }
 }

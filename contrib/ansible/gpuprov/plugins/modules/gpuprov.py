@@ -49,6 +49,7 @@ options:
       - mig
       - monitoring
       - dcgm
+      - readiness
       - verify
     # END step ids
   skip:
@@ -74,6 +75,7 @@ options:
       - mig
       - monitoring
       - dcgm
+      - readiness
       - verify
     # END step ids
   reboot:
@@ -142,6 +144,7 @@ STEP_IDS = [
     "mig",
     "monitoring",
     "dcgm",
+    "readiness",
     "verify",
 ]
 # END step ids

@@ -1,0 +1,55 @@
+// /var/lib/gpuprov/upgrade.json: the upgrade's own journal, beside the apply journal
+// (state.json), which each apply run rewrites.
+#include <fmt/format.h>
+#include <gpuprov/error.hpp>
+#include <gpuprov/json_text.hpp>
+#include <gpuprov/upgrade.hpp>
+#include <nlohmann/json.hpp>
+
+namespace gpuprov {
+
+std::optional<UpgradeState> load_upgrade_state(const System& sys) {
+    const auto text = sys.read_file(kUpgradeStatePath);
+    if (!text) {
+        return std::nullopt;
+    }
+    try {
+        const auto j = nlohmann::json::parse(*text);
+        UpgradeState s;
+        s.profile = j.value("profile", "");
+        s.phase = j.value("phase", "");
+        s.smoke = j.value("smoke", true);
+        const auto sched = j.value("schedulers", nlohmann::json::object());
+        s.schedulers.slurm_node = sched.value("slurm_node", "");
+        s.schedulers.k8s_node = sched.value("k8s_node", "");
+        s.schedulers.kubeconfig = sched.value("kubeconfig", "");
+        for (const auto& e : j.value("events", nlohmann::json::array())) {
+            s.events.push_back({e.value("at", ""), e.value("boot_id", ""), e.value("event", ""),
+                                e.value("message", "")});
+        }
+        return s;
+    } catch (const nlohmann::json::exception& e) {
+        throw HostError(fmt::format("{} does not parse ({}); move it aside to start a new "
+                                    "upgrade",
+                                    kUpgradeStatePath, e.what()));
+    }
+}
+
+void save_upgrade_state(System& sys, const UpgradeState& s) {
+    auto events = nlohmann::json::array();
+    for (const auto& e : s.events) {
+        events.push_back(
+            {{"at", e.at}, {"boot_id", e.boot_id}, {"event", e.event}, {"message", e.message}});
+    }
+    const nlohmann::json j = {{"profile", s.profile},
+                              {"phase", s.phase},
+                              {"smoke", s.smoke},
+                              {"schedulers",
+                               {{"slurm_node", s.schedulers.slurm_node},
+                                {"k8s_node", s.schedulers.k8s_node},
+                                {"kubeconfig", s.schedulers.kubeconfig}}},
+                              {"events", events}};
+    sys.write_file_atomic(kUpgradeStatePath, json_text(j) + "\n", 0644);
+}
+
+} // namespace gpuprov
