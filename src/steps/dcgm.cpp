@@ -25,7 +25,7 @@ namespace {
 
 /// The host engine's unit, as NVIDIA's packages ship it (install guide: `systemctl --now enable
 /// nvidia-dcgm`).
-constexpr const char* kUnit = "nvidia-dcgm.service";
+constexpr const char* kDcgmUnit = "nvidia-dcgm.service";
 /// The name systemctl's is-active takes (it adds .service).
 constexpr const char* kUnitName = "nvidia-dcgm";
 constexpr const char* kExporterUnit = "gpuprov-dcgm-exporter.service";
@@ -61,7 +61,7 @@ ManagedFile exporter_unit(const std::string& binary) {
                         "DCGM, port 9400)\nAfter={}\nRequires={}\n\n[Service]\nExecStart={} -r "
                         "localhost:5555\nRestart=on-failure\n\n[Install]\nWantedBy=multi-user."
                         "target\n",
-                        kManagedHeader, kUnit, kUnit, binary)};
+                        kManagedHeader, kDcgmUnit, kDcgmUnit, binary)};
 }
 
 /// `systemctl is-active UNIT` says active; false where systemctl cannot say.
@@ -285,11 +285,11 @@ public:
                 return r;
             }
         }
-        if (!unit_enabled(sys, kUnit)) {
-            require_unit(sys, kUnit, r);
+        if (!unit_enabled(sys, kDcgmUnit)) {
+            require_unit(sys, kDcgmUnit, r);
         } else if (!unit_active(sys, kUnitName)) {
-            r.changes.push_back(
-                command_change({.argv = {"systemctl", "start", kUnit}}, "enabled but not running"));
+            r.changes.push_back(command_change({.argv = {"systemctl", "start", kDcgmUnit}},
+                                               "enabled but not running"));
             if (r.status == StepStatus::satisfied) {
                 r.status = StepStatus::pending;
             }
@@ -302,15 +302,15 @@ public:
         if (phase != ApplyPhase::configure || !wanted(ctx)) {
             return StepStatus::done;
         }
-        if (!unit_enabled(sys, kUnit)) {
-            enable_unit(sys, kUnit, true);
+        if (!unit_enabled(sys, kDcgmUnit)) {
+            enable_unit(sys, kDcgmUnit, true);
         } else if (!unit_active(sys, kUnitName) && have_systemctl(sys)) {
-            const auto r = sys.run({.argv = {"systemctl", "start", kUnit}, .timeout = 120s});
+            const auto r = sys.run({.argv = {"systemctl", "start", kDcgmUnit}, .timeout = 120s});
             if (!r.ok()) {
                 throw HostError(fmt::format(
                     "systemctl start {} failed (exit {}): {}; see `journalctl -u nvidia-dcgm`: "
                     "nv-hostengine needs the NVIDIA driver loaded",
-                    kUnit, r.exit_code, std::string(trim(tail_lines(r.err, 4)))));
+                    kDcgmUnit, r.exit_code, std::string(trim(tail_lines(r.err, 4)))));
             }
         }
         if (exporter_wanted(ctx)) {

@@ -34,7 +34,7 @@ namespace gpuprov::steps {
 
 namespace {
 
-constexpr const char* kUnit = "nvidia-fabricmanager.service";
+constexpr const char* kFabricManagerUnit = "nvidia-fabricmanager.service";
 constexpr const char* kImexUnit = "nvidia-imex.service";
 /// IMEX_NODE_CONFIG_FILE's default (NVIDIA IMEX guide, "IMEX Service Config Options").
 constexpr const char* kImexNodes = "/etc/nvidia-imex/nodes_config.cfg";
@@ -332,7 +332,7 @@ public:
             }
         }
         if (fm_wanted(ctx)) {
-            require_unit(sys, kUnit, r);
+            require_unit(sys, kFabricManagerUnit, r);
         }
         if (ctx.profile.fabric.imex) {
             plan_imex(ctx, sys, r);
@@ -370,8 +370,8 @@ public:
                 }
             }
         }
-        if (fm_wanted(ctx) && !unit_enabled(sys, kUnit)) {
-            enable_unit(sys, kUnit, true);
+        if (fm_wanted(ctx) && !unit_enabled(sys, kFabricManagerUnit)) {
+            enable_unit(sys, kFabricManagerUnit, true);
         }
         // After fabric manager: on an NVSwitch host IMEX needs the GPUs in the fabric.
         apply_imex(ctx, sys);

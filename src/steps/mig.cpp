@@ -22,7 +22,7 @@ namespace gpuprov::steps {
 namespace {
 
 constexpr const char* kMigUnit = "gpuprov-mig.service";
-constexpr const char* kUnitPath = "/etc/systemd/system/gpuprov-mig.service";
+constexpr const char* kMigUnitPath = "/etc/systemd/system/gpuprov-mig.service";
 // Where the driver packages put nvidia-smi; the unit names it in full, as systemd wants.
 constexpr const char* kSmi = "/usr/bin/nvidia-smi";
 
@@ -148,7 +148,7 @@ ManagedFile boot_unit(const StepContext& ctx, const std::vector<Want>& wants) {
             line(argv, false);
         }
     }
-    return {kUnitPath,
+    return {kMigUnitPath,
             fmt::format("{}[Unit]\n"
                         "Description=MIG layout of gpuprov profile {} (docs/mig.md)\n"
                         "After=systemd-modules-load.service nvidia-persistenced.service\n"
@@ -237,9 +237,9 @@ Plan make_plan(const StepContext& ctx, const System& sys) {
     if (any_enabled) {
         require_file(sys, boot_unit(ctx, p.wants), r);
         require_unit(sys, kMigUnit, r);
-    } else if (sys.exists(kUnitPath)) {
+    } else if (sys.exists(kMigUnitPath)) {
         r.changes.push_back(Change{.kind = Change::Kind::file,
-                                   .target = kUnitPath,
+                                   .target = kMigUnitPath,
                                    .detail = "remove: the profile's layout makes no GPU instance"});
         pend(r);
     }
@@ -350,11 +350,11 @@ public:
                 (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
             }
             ensure_unit_enabled(sys, kMigUnit, false);
-        } else if (sys.exists(kUnitPath)) {
+        } else if (sys.exists(kMigUnitPath)) {
             if (have_systemctl(sys)) {
                 (void)sys.run({.argv = {"systemctl", "disable", kMigUnit}, .timeout = 60s});
             }
-            sys.remove_file(kUnitPath);
+            sys.remove_file(kMigUnitPath);
         }
         if (!plan.driver_loaded) {
             return StepStatus::done; // the unit applies it at boot

@@ -17,8 +17,8 @@ namespace gpuprov::steps {
 
 namespace {
 
-constexpr const char* kUnit = "gpuprov-ready.service";
-constexpr const char* kUnitPath = "/etc/systemd/system/gpuprov-ready.service";
+constexpr const char* kReadyUnit = "gpuprov-ready.service";
+constexpr const char* kReadyUnitPath = "/etc/systemd/system/gpuprov-ready.service";
 
 /// The profile the unit names at boot: a built-in by name; a file by the copy apply installs
 /// under /etc/gpuprov/resume/ (installed_profile_path(); profile names are [a-z0-9-] already,
@@ -32,7 +32,7 @@ std::string units_profile(const StepContext& ctx) {
 
 ManagedFile unit(const StepContext& ctx) {
     const int wait = ctx.profile.readiness->timeout_s;
-    return {kUnitPath,
+    return {kReadyUnitPath,
             fmt::format("{}[Unit]\n"
                         "Description=Hold kubelet and slurmd until the GPUs are ready (gpuprov "
                         "verify --quick)\n"
@@ -70,7 +70,7 @@ public:
             return r;
         }
         require_file(sys, unit(ctx), r);
-        require_unit(sys, kUnit, r);
+        require_unit(sys, kReadyUnit, r);
         return r;
     }
 
@@ -84,7 +84,7 @@ public:
             (void)sys.run({.argv = {"systemctl", "daemon-reload"}, .timeout = 60s});
         }
         // Enabled, not started: it gates the next boot; this one's kubelet already runs.
-        ensure_unit_enabled(sys, kUnit, false);
+        ensure_unit_enabled(sys, kReadyUnit, false);
         return StepStatus::done;
     }
 
@@ -96,9 +96,9 @@ public:
         CheckOutcome c;
         c.id = "readiness.unit";
         c.step = "readiness";
-        c.command = std::string("cat ") + kUnitPath;
-        c.expected = fmt::format("{} as gpuprov writes it, enabled", kUnit);
-        const auto problem = unit_link_problem(sys, kUnit);
+        c.command = std::string("cat ") + kReadyUnitPath;
+        c.expected = fmt::format("{} as gpuprov writes it, enabled", kReadyUnit);
+        const auto problem = unit_link_problem(sys, kReadyUnit);
         c.passed = file_matches(sys, unit(ctx)) && problem.empty();
         c.found = c.passed                        ? "written and enabled"
                   : !file_matches(sys, unit(ctx)) ? "missing or changed"
