@@ -25,6 +25,9 @@ struct ResumeCommand {
     std::set<std::string> skip;
     bool reboot_if_needed = false;
     bool allow_remove = false;
+    /// Resume `gpuprov rollback` (which finds its closure and profile in the journal), not
+    /// apply; `profile` and the filters are then not used.
+    bool rollback = false;
 };
 
 /// The unit's ExecStart= value, e.g. `/usr/local/bin/gpuprov apply /etc/gpuprov/resume/x.yaml
