@@ -31,7 +31,7 @@ _gpuprov() {
     --root) _filedir -d; return ;;
     esac
     case "$cmd" in
-    "") COMPREPLY=($(compgen -W "profiles facts plan apply verify status doctor metrics forecast cloud-init k8s-manifests bundle slurm-gres help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "profiles facts plan apply rollback verify status doctor metrics forecast cloud-init k8s-manifests bundle slurm-gres help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
     profiles)
         case "$sub" in
         "") COMPREPLY=($(compgen -W "list show validate" -- "$cur")) ;;
@@ -91,6 +91,15 @@ _gpuprov() {
         esac
         if [[ "$cur" == -* ]]; then
             COMPREPLY=($(compgen -W "--help -h --plan --yes -y --dry-run --only --skip --reboot --from-bundle --bundle-key --json --allow-remove --allow-untrusted" -- "$cur")); return
+        fi
+        _gpuprov_profile; return
+        ;;
+    rollback)
+        case "$prev" in
+            --reboot) COMPREPLY=($(compgen -W "never if-needed" -- "$cur")); return ;;
+        esac
+        if [[ "$cur" == -* ]]; then
+            COMPREPLY=($(compgen -W "--help -h --plan --yes -y --reboot --allow-remove" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
