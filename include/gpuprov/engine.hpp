@@ -119,6 +119,22 @@ public:
     /// Where the verified indexes are: the transaction simulation's view links to them.
     [[nodiscard]] const std::string& cache_dir() const { return m_cache_dir; }
     mutable std::map<std::string, RepoState> m_loaded;
+
+    /// Rollback (gpuprov/rollback.hpp): package name -> the one version the steps may see.
+    /// Each repository's index keeps only that version of a pinned name, so every step's
+    /// newest()/newest_with_prefix() picks the verified closure's build, whatever was published
+    /// since. Set before the first repo() call.
+    std::map<std::string, std::string> pins;
+    /// Pinned packages a repository of the profile carries, but none at the pinned version
+    /// ("name=version"); loads every repository of the profile first.
+    [[nodiscard]] std::vector<std::string> missing_pins() const;
+    /// Pinned names no repository of the profile carries at all (the distribution's packages a
+    /// transaction pulled in, such as dkms): left as the distribution has them.
+    [[nodiscard]] std::set<std::string> foreign_pins() const;
+
+private:
+    mutable std::set<std::string> m_pins_found; ///< at the pinned version
+    mutable std::set<std::string> m_pins_seen;  ///< at any version
 };
 
 enum class RebootPolicy { never, if_needed };
@@ -156,7 +172,12 @@ struct ApplyOptions {
     StepFilter filter;
     RebootPolicy reboot = RebootPolicy::never;
     bool allow_remove = false; ///< apt may remove packages the profile does not own
-    std::string profile_arg;   ///< as given on the command line (built-in name or absolute path)
+    /// `gpuprov rollback`: the verified closure's exact versions (LiveRepoProvider::pins); the
+    /// run refuses when one is gone from the repositories or the transaction would take
+    /// another build, records its verified closure as a rollback's, and resumes as a rollback.
+    std::map<std::string, std::string> pins;
+    bool rollback = false;
+    std::string profile_arg; ///< as given on the command line (built-in name or absolute path)
     /// The profile as a self-contained YAML text (a file's own text, or its `extends:` chain of
     /// files resolved into one document), installed at installed_profile_path() for the resume
     /// unit. Empty for a built-in profile: the unit names it.

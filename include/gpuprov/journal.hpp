@@ -49,6 +49,27 @@ struct JournalRun {
 /// How many earlier runs the journal keeps, newest first.
 inline constexpr std::size_t kJournalHistory = 10;
 
+/// The NVIDIA packages installed when a run's final verify passed: what `gpuprov rollback`
+/// reinstalls (docs/rollback.md). Recorded by apply, once per distinct closure.
+struct VerifiedClosure {
+    std::string verified_at; ///< RFC 3339 UTC
+    /// "apply", or "rollback" for a closure a rollback restored: rollback undoes the newest
+    /// change an apply made, never its own (so a second rollback is a no-op).
+    std::string via = "apply";
+    std::string profile;      ///< as apply was given it (built-in name or absolute path)
+    std::string profile_name; ///< the profile's `name:`
+    /// The profile as one self-contained YAML document (the resume unit's copy); empty for a
+    /// built-in, which `profile` names.
+    std::string profile_text;
+    std::string driver_branch; ///< "535"; empty without a driver step
+    std::string cuda;          ///< cuda.version; empty without one
+    /// Package name -> exact installed version: driver, fabric manager, toolkit, libraries.
+    std::map<std::string, std::string> packages;
+};
+
+/// How many verified closures the journal keeps, newest first.
+inline constexpr std::size_t kVerifiedHistory = 10;
+
 struct Journal {
     int schema = 1;
     std::string profile; ///< name as given to apply (built-in name or absolute path)
@@ -63,6 +84,9 @@ struct Journal {
     std::vector<JournalStep> steps; ///< in step order
     /// The runs before this one, newest first, at most kJournalHistory.
     std::vector<JournalRun> history;
+    /// Closures the final verify passed on, newest first, at most kVerifiedHistory; one entry
+    /// per change (a converged re-run adds none).
+    std::vector<VerifiedClosure> verified;
     [[nodiscard]] const JournalStep* step(std::string_view id) const;
     /// Moves the run this journal describes into `history` (steps that ran in it, with their
     /// durations), before a new run starts; a journal that never ran adds nothing.

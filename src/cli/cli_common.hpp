@@ -65,6 +65,7 @@ void add_cloud_init_command(CLI::App& app, const GlobalOptions& opts, int& exit_
 void add_k8s_manifests_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_slurm_gres_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
+void add_rollback_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 /// `gpuprov completion bash|zsh|steps`, generated from `app` itself (added last).
 void add_completion_command(CLI::App& app);
 

@@ -291,6 +291,7 @@ int main(int argc, char** argv) {
     add_facts_command(app, opts, exit_code);
     add_plan_command(app, opts, exit_code);
     add_apply_command(app, opts, exit_code);
+    add_rollback_command(app, opts, exit_code);
     add_verify_command(app, opts, exit_code);
     add_status_command(app, opts, exit_code);
     add_doctor_command(app, opts, exit_code);

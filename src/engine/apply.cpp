@@ -8,6 +8,7 @@
 #include <gpuprov/interrupt.hpp>
 #include <gpuprov/leftovers.hpp>
 #include <gpuprov/package_manager.hpp>
+#include <gpuprov/rollback.hpp>
 #include <gpuprov/strings.hpp>
 #include <set>
 
@@ -26,6 +27,7 @@ public:
         // The reporter writes to the terminal only (the log file is spdlog's, the journal
         // record()'s), which is what tell_operator promises.
         m_ctx.tell_operator = [this](std::string_view line) { m_rep.info(line); };
+        m_repos.pins = m_opt.pins;
     }
 
     ApplyResult go() {
@@ -73,6 +75,10 @@ public:
                               .cache_dir = cache_dir});
         // The repair above already ran: this plan has it as the operator's plan showed it.
         plan.repair = m_repaired;
+        if (refuse_unavailable_pins(plan)) {
+            finish();
+            return m_result;
+        }
         m_planned = plan.transactions;
         if (refuse_unconfirmed(plan)) {
             finish();
@@ -142,6 +148,68 @@ private:
         }
         fail(fmt::format("{}; {} (plan shows the same)", join(blocked, "; "), nothing_changed()));
         return true;
+    }
+
+    /// A rollback reinstalls the verified closure exactly or not at all: a version gone from
+    /// the repositories is refused by name, and a transaction that would take another build of
+    /// a closure package is blocked (the loop over blocked transactions then refuses it).
+    bool refuse_unavailable_pins(Plan& plan) {
+        if (m_opt.pins.empty()) {
+            return false;
+        }
+        if (const auto missing = m_repos.missing_pins(); !missing.empty()) {
+            fail(fmt::format("the verified closure's versions are no longer in the repositories: "
+                             "{}; {}",
+                             join(missing, ", "), nothing_changed()));
+            return true;
+        }
+        auto pins = m_opt.pins;
+        for (const auto& name : m_repos.foreign_pins()) {
+            pins.erase(name);
+        }
+        (void)block_unpinned_versions(plan, pins);
+        return false;
+    }
+
+    /// The closure the final verify just passed on, as the journal's newest verified entry
+    /// when it differs from the one before (gpuprov/rollback.hpp). Only a run whose verify
+    /// ran, or found the host as the last verified run left it, and that ended done.
+    void record_verified() {
+        const auto* v = m_journal.step("verify");
+        if (!m_pm || m_recorded.count("verify") == 0 || v == nullptr ||
+            (v->status != "done" && v->status != "satisfied")) {
+            return;
+        }
+        // A rollback's closure is the one it restored, name for name: packages of the undone
+        // change that stay installed beside it (another toolkit's cuda-toolkit-X-Y) are not
+        // part of it, so the next rollback finds it current.
+        std::set<std::string> names;
+        for (const auto& [name, version] : m_opt.pins) {
+            names.insert(name);
+        }
+        for (const auto& id : closure_steps()) {
+            const auto* st = m_journal.step(id);
+            if (st == nullptr || m_opt.rollback) {
+                continue;
+            }
+            for (const auto& [name, version] : st->versions) {
+                names.insert(name);
+            }
+        }
+        VerifiedClosure c{.verified_at = rfc3339(m_sys.now()),
+                          .via = m_opt.rollback ? "rollback" : "apply",
+                          .profile = m_opt.profile_arg,
+                          .profile_name = m_profile.name,
+                          .profile_text = m_opt.profile_text,
+                          .driver_branch = m_profile.driver ? m_profile.driver->branch : "",
+                          .cuda = m_profile.cuda ? m_profile.cuda->version : "",
+                          .packages = {}};
+        for (const auto& name : names) {
+            if (const auto version = m_pm->installed(m_sys, name)) {
+                c.packages[name] = *version;
+            }
+        }
+        record_verified_closure(m_journal, std::move(c));
     }
 
     /// "nothing was changed", or what was: the repair of an interrupted transaction runs
@@ -736,6 +804,7 @@ private:
             }
             m_journal.reboot_pending = false;
             m_journal.result = "done";
+            record_verified();
         } else {
             // Pending only if a step of this run still waits for one; a step whose reboot did
             // not help has failed, and no reboot is pending for it.
@@ -797,12 +866,16 @@ private:
                 .skip = m_opt.filter.skip,
                 .reboot_if_needed = m_opt.reboot == RebootPolicy::if_needed,
                 .allow_remove = m_opt.allow_remove,
-                .upgrade = m_opt.upgrade};
+                .upgrade = m_opt.upgrade,
+                .rollback = m_opt.rollback};
     }
 
     /// Installs the profile where the resume unit reads it, so /tmp/p.yaml may vanish with the
     /// reboot. The built-in profiles are in the binary: their name is enough.
     [[nodiscard]] std::string resume_profile() {
+        if (m_opt.rollback) {
+            return {}; // `gpuprov rollback` reads its profile from the journal
+        }
         if (m_opt.profile_text.empty()) {
             return m_opt.profile_arg;
         }

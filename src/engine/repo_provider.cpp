@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <gpuprov/engine.hpp>
 #include <gpuprov/error.hpp>
+#include <gpuprov/rollback.hpp>
 
 namespace gpuprov {
 
@@ -44,6 +45,22 @@ const RepoState& LiveRepoProvider::repo(const std::string& name) const {
             state.error = fmt::format("{} (cache {})", e.what(), m_cache_dir);
         }
     }
+    if (state.index && !pins.empty()) {
+        std::vector<PackageRecord> kept;
+        for (const auto& r : state.index->records()) {
+            const auto pin = pins.find(r.name);
+            if (pin == pins.end()) {
+                kept.push_back(r);
+                continue;
+            }
+            m_pins_seen.insert(r.name);
+            if (closure_version_matches(pin->second, r.version)) {
+                m_pins_found.insert(r.name);
+                kept.push_back(r);
+            }
+        }
+        state.index = PackageIndex(std::move(kept));
+    }
     return m_loaded.emplace(name, std::move(state)).first->second;
 }
 
@@ -59,6 +76,32 @@ std::optional<std::string> LiveRepoProvider::known_inrelease(const std::string& 
     }
     const auto resolved = resolve_host_repo(spec->second, m_facts, m_matrix);
     return cached_inrelease(m_sys, resolved, m_cache_dir);
+}
+
+std::vector<std::string> LiveRepoProvider::missing_pins() const {
+    for (const auto& [name, spec] : m_profile.repositories) {
+        (void)repo(name);
+    }
+    std::vector<std::string> out;
+    for (const auto& [name, version] : pins) {
+        if (m_pins_seen.count(name) != 0 && m_pins_found.count(name) == 0) {
+            out.push_back(name + "=" + version);
+        }
+    }
+    return out;
+}
+
+std::set<std::string> LiveRepoProvider::foreign_pins() const {
+    for (const auto& [name, spec] : m_profile.repositories) {
+        (void)repo(name);
+    }
+    std::set<std::string> out;
+    for (const auto& [name, version] : pins) {
+        if (m_pins_seen.count(name) == 0) {
+            out.insert(name);
+        }
+    }
+    return out;
 }
 
 PackageFileResult LiveRepoProvider::package_file(const std::string& repo,

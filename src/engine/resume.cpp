@@ -36,6 +36,16 @@ bool installed_profile(const std::string& profile) {
 } // namespace
 
 std::string resume_exec_start(const ResumeCommand& cmd) {
+    if (cmd.rollback) {
+        if (!plain_path(cmd.gpuprov_path) || !installed_binary(cmd.gpuprov_path)) {
+            throw HostError(fmt::format("cannot set up resume after reboot: the unit would run "
+                                        "{}, not the installed /usr/bin/gpuprov or "
+                                        "/usr/local/bin/gpuprov",
+                                        cmd.gpuprov_path));
+        }
+        return fmt::format("{} rollback --yes --reboot {}", cmd.gpuprov_path,
+                           cmd.reboot_if_needed ? "if-needed" : "never");
+    }
     for (const auto* word : {&cmd.gpuprov_path, &cmd.profile}) {
         if (!plain_path(*word)) {
             throw HostError(fmt::format(

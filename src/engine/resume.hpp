@@ -28,6 +28,9 @@ struct ResumeCommand {
     /// The run is part of `gpuprov upgrade`: the unit runs `gpuprov upgrade PROFILE`, which
     /// finishes the apply, verifies and puts the node back (docs/upgrade.md).
     bool upgrade = false;
+    /// Resume `gpuprov rollback` (which finds its closure and profile in the journal), not
+    /// apply; `profile` and the filters are then not used.
+    bool rollback = false;
 };
 
 /// The unit's ExecStart= value, e.g. `/usr/local/bin/gpuprov apply /etc/gpuprov/resume/x.yaml

@@ -102,6 +102,21 @@ json history_json(const std::vector<JournalRun>& runs) {
     return out;
 }
 
+json verified_json(const std::vector<VerifiedClosure>& closures) {
+    json out = json::array();
+    for (const auto& c : closures) {
+        out.push_back({{"verified_at", c.verified_at},
+                       {"via", c.via},
+                       {"profile", c.profile},
+                       {"profile_name", c.profile_name},
+                       {"profile_text", c.profile_text},
+                       {"driver_branch", c.driver_branch},
+                       {"cuda", c.cuda},
+                       {"packages", c.packages}});
+    }
+    return out;
+}
+
 } // namespace
 
 std::string journal_to_json_text(const Journal& j) {
@@ -127,7 +142,8 @@ std::string journal_to_json_text(const Journal& j) {
                       {"runs", j.runs},
                       {"boot_id", j.boot_id},
                       {"steps", steps},
-                      {"history", history_json(j.history)}};
+                      {"history", history_json(j.history)},
+                      {"verified", verified_json(j.verified)}};
     return json_text(doc) + "\n";
 }
 
@@ -170,6 +186,17 @@ Journal journal_from_json_text(std::string_view text) {
                                  s.value("versions", std::map<std::string, std::string>{})});
         }
         j.history.push_back(std::move(run));
+    }
+    for (const auto& c : doc.value("verified", json::array())) {
+        j.verified.push_back(
+            {.verified_at = c.value("verified_at", ""),
+             .via = c.value("via", "apply"),
+             .profile = c.value("profile", ""),
+             .profile_name = c.value("profile_name", ""),
+             .profile_text = c.value("profile_text", ""),
+             .driver_branch = c.value("driver_branch", ""),
+             .cuda = c.value("cuda", ""),
+             .packages = c.value("packages", std::map<std::string, std::string>{})});
     }
     return j;
 }

@@ -174,3 +174,30 @@ TEST(Journal, LastRunResultJudgesARunningJournalByTheRunLock) {
     EXPECT_EQ(last_run_result(sys, j), "running");
     EXPECT_EQ(last_run_result(sys, j), "interrupted"); // and then it was gone
 }
+
+TEST(JournalVerified, ClosuresRoundTripAndOldFilesLoadWithNone) {
+    gpuprov::Journal j;
+    j.verified.push_back(
+        {.verified_at = "2026-12-05T10:00:00Z",
+         .via = "rollback",
+         .profile = "/etc/gpuprov/site.yaml",
+         .profile_name = "site",
+         .profile_text = "name: site\ndriver: {branch: \"535\"}\n",
+         .driver_branch = "535",
+         .cuda = "12.2",
+         .packages = {{"cuda-drivers-535", "535.183.01-1"}, {"libnccl2", "2.18.3-1+cuda12.2"}}});
+    const auto back = gpuprov::journal_from_json_text(gpuprov::journal_to_json_text(j));
+    ASSERT_EQ(back.verified.size(), 1u);
+    const auto& c = back.verified[0];
+    EXPECT_EQ(c.verified_at, "2026-12-05T10:00:00Z");
+    EXPECT_EQ(c.via, "rollback");
+    EXPECT_EQ(c.profile, "/etc/gpuprov/site.yaml");
+    EXPECT_EQ(c.profile_name, "site");
+    EXPECT_EQ(c.profile_text, j.verified[0].profile_text);
+    EXPECT_EQ(c.driver_branch, "535");
+    EXPECT_EQ(c.cuda, "12.2");
+    EXPECT_EQ(c.packages, j.verified[0].packages);
+    // A journal written before closures were recorded has none, and still loads.
+    EXPECT_TRUE(
+        gpuprov::journal_from_json_text(R"({"schema": 1, "result": "done"})").verified.empty());
+}
