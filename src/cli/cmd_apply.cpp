@@ -1,5 +1,6 @@
 #include "bundle_use.hpp"
 #include "cli_common.hpp"
+#include "console.hpp"
 #include "profile_arg.hpp"
 #include "render.hpp"
 
@@ -26,77 +27,6 @@ namespace gpuprov::cli {
 
 namespace {
 
-class ConsoleReporter final : public Reporter {
-public:
-    ConsoleReporter(bool color, bool quiet)
-        : m_color(color), m_quiet(quiet), m_live(!quiet && ::isatty(1) != 0) {}
-    void step_started(std::string_view id, std::string_view what) override {
-        say(fmt::format("==> {}: {}", id, what));
-    }
-    void step_finished(std::string_view id, StepStatus status, std::string_view message) override {
-        if (status == StepStatus::satisfied || status == StepStatus::skipped) {
-            say(fmt::format("    {:<18} {}", id, status_word(status, m_color)));
-            return;
-        }
-        say(fmt::format("    {:<18} {}{}", id, status_word(status, m_color),
-                        message.empty() ? "" : fmt::format(": {}", message)));
-    }
-    void info(std::string_view message) override { say(fmt::format("    {}", message)); }
-
-    /// On a terminal one live line, redrawn in place; elsewhere (cloud-init's log, a pipe,
-    /// --json's stderr) a line every 5 s at most, so a 20-minute install is neither silent nor
-    /// thousands of lines.
-    void progress(double percent, std::string_view what) override {
-        const auto now = std::chrono::steady_clock::now();
-        if (!m_progress_started) {
-            m_progress_started = now;
-            m_last_printed = now - std::chrono::hours(1);
-            m_last_percent = -1;
-        }
-        const auto elapsed =
-            std::chrono::duration_cast<std::chrono::seconds>(now - *m_progress_started).count();
-        m_pending = fmt::format("    [{:3.0f}%] {}  ({}:{:02d})", percent, what, elapsed / 60,
-                                elapsed % 60);
-        if (m_live) {
-            std::cout << "\r\033[K" << m_pending << std::flush;
-            m_live_shown = true;
-            m_pending.clear();
-            return;
-        }
-        // A new phase (the download's 100% then dpkg's 0%) is news; otherwise every 5 s.
-        if (percent < m_last_percent || now - m_last_printed >= std::chrono::seconds(5)) {
-            say(m_pending);
-            m_pending.clear();
-            m_last_printed = now;
-        }
-        m_last_percent = percent;
-    }
-    void progress_done() override {
-        if (m_live_shown) {
-            std::cout << "\r\033[K" << std::flush;
-        } else if (!m_pending.empty()) {
-            say(m_pending); // where it ended, even inside the last 5 s
-        }
-        m_live_shown = false;
-        m_pending.clear();
-        m_progress_started.reset();
-    }
-
-private:
-    void say(const std::string& line) const {
-        // With --json, stdout carries only the document; progress goes to stderr.
-        (m_quiet ? std::cerr : std::cout) << line << std::endl;
-    }
-    bool m_color;
-    bool m_quiet;
-    bool m_live;
-    bool m_live_shown = false;
-    std::optional<std::chrono::steady_clock::time_point> m_progress_started;
-    std::chrono::steady_clock::time_point m_last_printed{};
-    double m_last_percent = -1;
-    std::string m_pending; ///< the newest update not printed yet
-};
-
 /// The saved plan `path`, checked against what else the command line says: it fixes the
 /// profile, the filters and --allow-remove, so none may be given beside it unless they agree.
 SavedPlan load_saved_plan(const std::string& path, const std::string& profile_arg,
@@ -118,13 +48,6 @@ SavedPlan load_saved_plan(const std::string& path, const std::string& profile_ar
                          "give them to `gpuprov plan --out` instead");
     }
     return saved;
-}
-
-bool confirm() {
-    std::cout << "Apply these changes? [y/N] " << std::flush;
-    std::string answer;
-    std::getline(std::cin, answer);
-    return answer == "y" || answer == "Y" || answer == "yes";
 }
 
 } // namespace
@@ -281,7 +204,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                 exit_code = kExitOk;
                 return;
             }
-            if (!confirm()) {
+            if (!confirm("Apply these changes?")) {
                 std::cout << "Nothing changed.\n";
                 exit_code = kExitFailed;
                 return;

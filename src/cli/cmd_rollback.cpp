@@ -2,6 +2,7 @@
 // the newest change (docs/rollback.md), through apply's planned, guarded transaction path.
 #include "bundle_use.hpp"
 #include "cli_common.hpp"
+#include "console.hpp"
 #include "render.hpp"
 
 #include <fmt/format.h>
@@ -19,19 +20,6 @@
 namespace gpuprov::cli {
 
 namespace {
-
-class LineReporter final : public Reporter {
-public:
-    void step_started(std::string_view id, std::string_view what) override {
-        std::cout << fmt::format("==> {}: {}", id, what) << std::endl;
-    }
-    void step_finished(std::string_view id, StepStatus status, std::string_view message) override {
-        std::cout << fmt::format("    {:<18} {}{}", id, to_string(status),
-                                 message.empty() ? "" : fmt::format(": {}", message))
-                  << std::endl;
-    }
-    void info(std::string_view message) override { std::cout << "    " << message << std::endl; }
-};
 
 using Installed = std::map<std::string, std::optional<std::string>>;
 
@@ -90,13 +78,6 @@ RollbackPlan plan_rollback(const GlobalOptions& opts, System& sys, const Profile
     }
     (void)block_unpinned_versions(out.plan, exact);
     return out;
-}
-
-bool confirm() {
-    std::cout << "Roll back? [y/N] " << std::flush;
-    std::string answer;
-    std::getline(std::cin, answer);
-    return answer == "y" || answer == "Y" || answer == "yes";
 }
 
 } // namespace
@@ -203,7 +184,7 @@ void add_rollback_command(CLI::App& app, const GlobalOptions& opts, int& exit_co
                 exit_code = kExitFailed;
                 return;
             }
-            if (!confirm()) {
+            if (!confirm("Roll back?")) {
                 std::cout << "Nothing changed.\n";
                 exit_code = kExitFailed;
                 return;
@@ -230,7 +211,7 @@ void add_rollback_command(CLI::App& app, const GlobalOptions& opts, int& exit_co
                              .profile_text = closure.profile_text,
                              .self_path = self,
                              .confirmed_plan = std::move(confirmed)};
-        LineReporter reporter;
+        ConsoleReporter reporter(opts.color(), false);
         const auto result = apply_profile(sys, profile, matrix, options, reporter);
         switch (result.status) {
         case StepStatus::done: {

@@ -3,6 +3,7 @@
 // the engine (gpuprov/upgrade.hpp); this file wires in apply and verify as the CLI runs them.
 #include "bundle_use.hpp"
 #include "cli_common.hpp"
+#include "console.hpp"
 #include "profile_arg.hpp"
 #include "verify_smoke.hpp"
 
@@ -20,21 +21,6 @@ namespace gpuprov::cli {
 namespace {
 
 /// apply's steps as plain lines: the upgrade's own lines come between them.
-class LineReporter final : public Reporter {
-public:
-    void step_started(std::string_view id, std::string_view what) override {
-        say(fmt::format("==> {}: {}", id, what));
-    }
-    void step_finished(std::string_view id, StepStatus status, std::string_view message) override {
-        say(fmt::format("    {:<18} {}{}", id, to_string(status),
-                        message.empty() ? "" : fmt::format(": {}", message)));
-    }
-    void info(std::string_view message) override { say(fmt::format("    {}", message)); }
-
-private:
-    static void say(const std::string& line) { std::cout << line << std::endl; }
-};
-
 /// The failed checks and smoke tests in one line each, for the upgrade's record.
 std::string failures(const std::vector<CheckOutcome>& checks,
                      const std::vector<SmokeOutcome>& smoke) {
@@ -141,7 +127,7 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
                                       .upgrade = true};
         UpgradeHooks hooks;
         hooks.apply = [&](std::string& message) {
-            LineReporter reporter;
+            ConsoleReporter reporter(opts.color(), false);
             const auto result = apply_profile(sys, profile, matrix, apply_opts, reporter);
             message = result.message;
             return result.interrupted ? StepStatus::failed : result.status;
