@@ -28,7 +28,8 @@ struct BundleTarget {
     std::string arch; ///< "x86_64"
     [[nodiscard]] std::string text() const { return os + "/" + arch; }
 };
-/// Throws UsageError on anything but OS[/ARCH]; the arch defaults to `default_arch`.
+/// Throws UsageError on anything but OS[/ARCH]; the arch defaults to `default_arch`. EL
+/// rebuilds are spelled as profiles spell them: rocky-9, almalinux-9, alma-9, ol-9 → rhel-9.
 [[nodiscard]] BundleTarget parse_bundle_target(std::string_view text,
                                                const std::string& default_arch);
 

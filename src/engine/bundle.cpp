@@ -82,7 +82,17 @@ BundleTarget parse_bundle_target(std::string_view text, const std::string& defau
         throw UsageError(fmt::format(
             "--for {}: expected OS-VERSION[/ARCH] as profiles spell it (debian-12/x86_64)", text));
     }
-    return {parts[0], parts.size() == 2 ? parts[1] : default_arch};
+    // Profiles name the EL major only (`rhel-9` for RHEL, Rocky, AlmaLinux and Oracle Linux 9:
+    // os_classify.cpp), and so do bundles: one bundle serves every rebuild of that release.
+    auto os = parts[0];
+    const auto dash = os.rfind('-');
+    const auto distro = os.substr(0, dash);
+    for (const auto* el : {"rocky", "almalinux", "alma", "ol", "centos"}) {
+        if (distro == el) {
+            os = "rhel" + os.substr(dash);
+        }
+    }
+    return {os, parts.size() == 2 ? parts[1] : default_arch};
 }
 
 std::string bundle_repo_dir(const std::string& name) {

@@ -169,6 +169,14 @@ TEST(BundleDnf, EveryRpmIsRecheckedAgainstTheVerifiedPrimary) {
     EXPECT_EQ(d.check("dkms.rpm", rpm), "");
 }
 
+TEST(BundleDnf, ElRebuildsAreTheirRhelRelease) {
+    EXPECT_EQ(parse_bundle_target("rocky-9", "x86_64").text(), "rhel-9/x86_64");
+    EXPECT_EQ(parse_bundle_target("almalinux-9/aarch64", "x86_64").text(), "rhel-9/aarch64");
+    EXPECT_EQ(parse_bundle_target("alma-8", "x86_64").text(), "rhel-8/x86_64");
+    EXPECT_EQ(parse_bundle_target("rhel-10", "x86_64").text(), "rhel-10/x86_64");
+    EXPECT_EQ(parse_bundle_target("debian-12", "x86_64").text(), "debian-12/x86_64");
+}
+
 TEST(BundleDnf, HeadersAreKernelDevelOnEl) {
     EXPECT_EQ(kernel_headers_package("rhel", "5.14.0-362.24.1.el9_3.x86_64"),
               "kernel-devel-5.14.0-362.24.1.el9_3.x86_64");
@@ -182,11 +190,11 @@ TEST(BundleDnf, HeadersAreKernelDevelOnEl) {
     EXPECT_EQ(r[1].name, "kernel-devel-5.14.0-362.24.1.el9_3.x86_64");
 
     BundleManifest m;
-    m.target = {"rocky-9", "x86_64"};
+    m.target = {"rhel-9", "x86_64"};
     m.kernels = {"5.14.0-362.24.1.el9_3.x86_64"};
     HostFacts facts;
     facts.os.family = "rhel";
-    facts.os.profile_os = "rocky-9";
+    facts.os.profile_os = "rhel-9";
     facts.arch = "x86_64";
     facts.kernel = "5.14.0-362.24.1.el9_3.x86_64";
     EXPECT_TRUE(bundle_gaps(m, facts).empty());
@@ -202,7 +210,7 @@ BundleManifest dnf_manifest() {
     BundleManifest m;
     m.profile = "cv-train";
     m.profile_digest = "sha256:" + std::string(64, 'a');
-    m.target = {"rocky-9", "x86_64"};
+    m.target = {"rhel-9", "x86_64"};
     m.kernels = {"5.14.0-362.24.1.el9_3.x86_64"};
     m.repositories = {"cuda"};
     m.key_fingerprint = fixture_fpr("repo/test-key.fpr");
