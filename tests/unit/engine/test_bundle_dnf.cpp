@@ -135,6 +135,11 @@ PackageIndex fixture_index() {
 TEST(BundleDnf, EveryRpmIsRecheckedAgainstTheVerifiedPrimary) {
     const auto index = fixture_index();
     ASSERT_GT(index.size(), 0u);
+    // Every record of a real primary.xml has the SHA-256 and size a file is checked by.
+    for (const auto& r : index.records()) {
+        EXPECT_EQ(r.sha256.size(), 64u) << r.name;
+        EXPECT_FALSE(r.size.empty()) << r.name;
+    }
     // A file whose SHA-256 and size are a record's: build one record for known content.
     auto records = index.records();
     const std::string rpm = "an rpm's bytes";
