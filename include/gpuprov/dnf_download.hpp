@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuprov {
@@ -35,7 +36,10 @@ struct DnfDownloadPlace {
 /// Limits every dnf command gpuprov runs from here on to repositories whose id matches one of
 /// `globs` (`--repo=GLOB`): an offline bundle's host reads gpuprov's repositories only, never
 /// the distribution's (docs/air-gapped.md). Empty: every enabled repository, as dnf would.
-void dnf_limit_repos(std::vector<std::string> globs);
+/// `extra` (id, URL) are added to every command (--repofrompath), for transactions that run
+/// before gpuprov's .repo files exist: the bundle's repositories, already verified.
+void dnf_limit_repos(std::vector<std::string> globs,
+                     std::vector<std::pair<std::string, std::string>> extra = {});
 
 /// An offline bundle's package key for one profile repository (docs/air-gapped.md, EL): the
 /// key rpm checks its packages' signatures with, beside the bundle key that signs the repodata.

@@ -74,7 +74,12 @@ Profile load_cli_profile(const GlobalOptions& opts, const std::string& profile_a
         // The bundle is the only source: dnf reads gpuprov's repositories (each a bundle's)
         // and never the distribution's, which an air-gapped host cannot reach and whose
         // newer candidates the bundle does not hold.
-        dnf_limit_repos({"gpuprov-*"});
+        std::vector<std::pair<std::string, std::string>> extra;
+        for (const auto& repo : bundle.manifest.repositories) {
+            extra.emplace_back("gpuprov-bundle-" + repo,
+                               "file://" + bundle.dir + "/" + bundle_repo_dir(repo));
+        }
+        dnf_limit_repos({"gpuprov-*"}, std::move(extra));
     }
     return profile_from_bundle(std::move(profile), bundle);
 }

@@ -49,11 +49,26 @@ std::vector<std::string>& repo_limit() {
 
 // `--repo=GLOB` for each limit, after the command word (argv[1] stays dnf's command or first
 // option: check_install reads it). dnf(8): --repo is --disablerepo="*" --enablerepo=GLOB.
+std::vector<std::pair<std::string, std::string>>& extra_repos() {
+    static std::vector<std::pair<std::string, std::string>> repos;
+    return repos;
+}
+
 std::vector<std::string> limited(std::vector<std::string> argv) {
-    const auto at = std::min<std::size_t>(argv.size(), 2);
-    for (auto it = repo_limit().rbegin(); it != repo_limit().rend(); ++it) {
-        argv.insert(argv.begin() + static_cast<std::ptrdiff_t>(at), "--repo=" + *it);
+    const auto at = static_cast<std::ptrdiff_t>(std::min<std::size_t>(argv.size(), 2));
+    std::vector<std::string> add;
+    for (const auto& [id, url] : extra_repos()) {
+        // dnf(8) --repofrompath: the repository exists for this command only, so transactions
+        // that run before gpuprov's .repo files are written (preflight's) read it too; a
+        // higher cost than the .repo's (dnf.conf(5) cost, default 1000) lets gpuprov's own
+        // repository serve a package both offer.
+        add.push_back("--repofrompath=" + id + "," + url);
+        add.push_back("--setopt=" + id + ".cost=2000");
     }
+    for (const auto& glob : repo_limit()) {
+        add.push_back("--repo=" + glob);
+    }
+    argv.insert(argv.begin() + at, add.begin(), add.end());
     return argv;
 }
 constexpr const char* kRepoDir = "/etc/yum.repos.d";
@@ -456,8 +471,10 @@ std::vector<std::string> duplicate_packages(const PackageDb& db) {
     return out;
 }
 
-void dnf_limit_repos(std::vector<std::string> globs) {
+void dnf_limit_repos(std::vector<std::string> globs,
+                     std::vector<std::pair<std::string, std::string>> extra) {
     repo_limit() = std::move(globs);
+    extra_repos() = std::move(extra);
 }
 
 namespace {

@@ -302,6 +302,15 @@ TEST(BundleDnf, TheBundlesHostReadsGpuprovsRepositoriesOnly) {
     EXPECT_TRUE(has(shell.argv, "--repo=gpuprov-*"));
     EXPECT_TRUE(has(hold, "--repo=gpuprov-*"));
     EXPECT_FALSE(has(dnf->install({{"nvidia-open", ""}}).argv, "--repo=gpuprov-*"));
+    // The bundle's repositories for transactions before gpuprov's .repo files exist
+    // (preflight's kernel-devel), costlier than those once they do.
+    dnf_limit_repos({"gpuprov-*"}, {{"gpuprov-bundle-cuda", "file:///b/repos/cuda/"}});
+    const auto early = dnf->install({{"kernel-devel-5.14.0-362.24.1.el9_3.x86_64", ""}}).argv;
+    dnf_limit_repos({});
+    EXPECT_TRUE(has(early, "--repofrompath=gpuprov-bundle-cuda,file:///b/repos/cuda/"));
+    EXPECT_TRUE(has(early, "--setopt=gpuprov-bundle-cuda.cost=2000"));
+    EXPECT_TRUE(has(early, "--repo=gpuprov-*"));
+    EXPECT_EQ(early[1], "install");
 }
 
 } // namespace
