@@ -28,7 +28,8 @@ struct BundleTarget {
     std::string arch; ///< "x86_64"
     [[nodiscard]] std::string text() const { return os + "/" + arch; }
 };
-/// Throws UsageError on anything but OS[/ARCH]; the arch defaults to `default_arch`.
+/// Throws UsageError on anything but OS[/ARCH]; the arch defaults to `default_arch`. EL
+/// rebuilds are spelled as profiles spell them: rocky-9, almalinux-9, alma-9, ol-9 → rhel-9.
 [[nodiscard]] BundleTarget parse_bundle_target(std::string_view text,
                                                const std::string& default_arch);
 
@@ -50,6 +51,10 @@ struct BundleManifest {
     std::vector<BundleFile> files; ///< every file but the manifest and the key
     /// The signed indexes the packages were checked against (provenance/...), by repository.
     std::vector<std::pair<std::string, std::string>> provenance;
+    /// dnf bundles: the key each profile repository's packages are signed with, as the
+    /// profile pinned it (keys/NAME.gpg), by repository. rpm checks package signatures
+    /// (gpgcheck=1) against it on the host, the bundle key covers only the repodata.
+    std::vector<std::pair<std::string, std::string>> package_keys;
 };
 
 [[nodiscard]] std::string manifest_to_json(const BundleManifest& m);
@@ -67,6 +72,8 @@ inline constexpr const char* kBundleKey = "bundle-key.gpg";
 struct OpenedBundle {
     std::string dir;
     BundleManifest manifest;
+    /// The package keys (manifest.package_keys) as read and hashed, by repository.
+    std::vector<std::pair<std::string, std::string>> package_key_data;
 };
 
 /// Checks, before anything changes: the key file holds exactly the key `fingerprint` names, the
@@ -78,13 +85,26 @@ struct OpenedBundle {
                                        const std::string& cache_dir);
 
 /// What this host needs that the bundle lacks: another OS or arch, the headers of the running
-/// kernel ("linux-headers-6.1.0-31-amd64"). Empty when it fits.
+/// kernel ("linux-headers-6.1.0-31-amd64", on EL "kernel-devel-5.14.0-...x86_64"). Empty when
+/// it fits.
 [[nodiscard]] std::vector<std::string> bundle_gaps(const BundleManifest& m, const HostFacts& facts);
 
 /// The profile with each repository pointed at the bundle's flat repository of that name
 /// (file:// URL, key_url the bundle key, pinned to its fingerprint). Throws Error when the
 /// profile names a repository the bundle does not carry.
 [[nodiscard]] Profile profile_from_bundle(Profile profile, const OpenedBundle& bundle);
+
+/// A dnf bundle's package key for one profile repository (manifest.package_keys).
+struct BundlePackageKey {
+    std::string repo;
+    std::string file; ///< inside the opened bundle
+    std::string fingerprint;
+};
+/// The package keys of `bundle` for the repositories `profile` (as loaded, before
+/// profile_from_bundle) uses, each checked against the profile's own pin when it has one.
+/// Throws Error naming both keys when a bundle's key is not the pinned one.
+[[nodiscard]] std::vector<BundlePackageKey> bundle_package_keys(const Profile& profile,
+                                                                const OpenedBundle& bundle);
 
 /// `gpuprov bundle`'s inputs besides the plan.
 struct BundleBuildOptions {
@@ -108,10 +128,16 @@ struct BundleBuildResult {
 /// required), so everything else the profile needs is downloaded.
 [[nodiscard]] std::string fresh_host_status(std::string_view status);
 
+/// The package a DKMS build for `kernel` needs: "linux-headers-K" (debian family) or
+/// "kernel-devel-K" (rhel family).
+[[nodiscard]] std::string kernel_headers_package(const std::string& family,
+                                                 const std::string& kernel);
+
 /// The package requests of a plan's transactions (every step's pins, pinning packages first),
-/// plus the headers of each kernel: what the bundle must hold.
+/// plus the headers of each kernel (kernel_headers_package): what the bundle must hold.
 [[nodiscard]] std::vector<PackagePin> bundle_requests(const Plan& plan,
-                                                      const std::vector<std::string>& kernels);
+                                                      const std::vector<std::string>& kernels,
+                                                      const std::string& family = "debian");
 
 /// Downloads the closure with the package manager's own downloader on the plan's private view,
 /// rechecks each file against the signed index it came from (SHA-256 and size), writes one flat

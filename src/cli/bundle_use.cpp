@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 #include <gpuprov/bundle.hpp>
+#include <gpuprov/dnf_download.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/repo.hpp>
 #include <gpuprov/strings.hpp>
+#include <map>
 #include <optional>
 
 namespace gpuprov::cli {
@@ -53,13 +55,31 @@ Profile load_cli_profile(const GlobalOptions& opts, const std::string& profile_a
         throw HostError("no repository cache to open the bundle in (set HOME or run as root)");
     }
     const auto bundle = open_bundle(sys, active()->from, active()->key, cache);
-    const auto gaps = bundle_gaps(bundle.manifest, detect_facts(sys, matrix));
+    const auto facts = detect_facts(sys, matrix);
+    const auto gaps = bundle_gaps(bundle.manifest, facts);
     if (!gaps.empty()) {
         throw Error(fmt::format("the bundle {} lacks what this host needs, nothing was changed:\n "
                                 " {}\nBuild one that has it: gpuprov bundle {} --for {} --kernel "
                                 "$(uname -r) ...",
                                 active()->from, join(gaps, "\n  "), profile_arg,
                                 bundle.manifest.target.text()));
+    }
+    if (facts.os.family == "rhel") {
+        // rpm checks the packages against the keys the profile pins, carried in the bundle.
+        std::map<std::string, DnfPackageKey> keys;
+        for (const auto& k : bundle_package_keys(profile, bundle)) {
+            keys[k.repo] = {k.file, k.fingerprint};
+        }
+        dnf_use_package_keys(std::move(keys));
+        // The bundle is the only source: dnf reads gpuprov's repositories (each a bundle's)
+        // and never the distribution's, which an air-gapped host cannot reach and whose
+        // newer candidates the bundle does not hold.
+        std::vector<std::pair<std::string, std::string>> extra;
+        for (const auto& repo : bundle.manifest.repositories) {
+            extra.emplace_back("gpuprov-bundle-" + repo,
+                               "file://" + bundle.dir + "/" + bundle_repo_dir(repo));
+        }
+        dnf_limit_repos({"gpuprov-*"}, std::move(extra));
     }
     return profile_from_bundle(std::move(profile), bundle);
 }

@@ -24,12 +24,13 @@ void add_bundle_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         ->type_name(kProfileValue)
         ->required();
     cmd->add_option("--for", target,
-                    "the hosts' OS and arch as profiles spell it: debian-12/x86_64")
+                    "the hosts' OS and arch as profiles spell it: debian-12/x86_64, "
+                    "rocky-9/x86_64")
         ->type_name("OS[/ARCH]")
         ->required();
     cmd->add_option("--kernel", kernels,
-                    "a kernel release whose headers the bundle carries (may repeat; default: "
-                    "this host's running kernel)")
+                    "a kernel release whose headers (linux-headers, or kernel-devel on EL) the "
+                    "bundle carries (may repeat; default: this host's running kernel)")
         ->type_name("VERSION")
         ->expected(1)
         ->allow_extra_args(false)
@@ -43,7 +44,7 @@ void add_bundle_command(CLI::App& app, const GlobalOptions& opts, int& exit_code
         ->capture_default_str();
     cmd->callback([&opts, &exit_code] {
         if (foreign_root(opts)) {
-            throw UsageError("bundle --root is refused: apt would resolve for this host");
+            throw UsageError("bundle --root is refused: apt or dnf would resolve for this host");
         }
         auto& sys = host_system(opts);
         const auto& matrix = Matrix::builtin();

@@ -1,5 +1,7 @@
 // Reading a bundle (docs/air-gapped.md): its manifest, the checks before anything changes, what
 // a host needs that it lacks, and the profile pointed at it.
+#include "bundle_internal.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
@@ -38,6 +40,32 @@ std::string normalized_fingerprint(std::string_view fp) {
 
 } // namespace
 
+namespace bundle_detail {
+
+std::vector<std::string> files_under(const System& sys, const std::string& top,
+                                     const std::string& rel_dir) {
+    std::vector<std::string> out;
+    std::vector<std::string> todo{rel_dir};
+    while (!todo.empty()) {
+        auto rel = todo.back();
+        todo.pop_back();
+        if (!rel.empty() && rel.back() != '/') {
+            rel += '/';
+        }
+        for (const auto& name : sys.list_dir(top + "/" + rel)) {
+            if (sys.is_dir(top + "/" + rel + name)) {
+                todo.push_back(rel + name);
+            } else {
+                out.push_back(rel + name);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+} // namespace bundle_detail
+
 BundleTarget parse_bundle_target(std::string_view text, const std::string& default_arch) {
     const auto parts = split(text, '/');
     const bool os_ok = !parts.empty() && parts[0].find('-') != std::string::npos &&
@@ -46,7 +74,17 @@ BundleTarget parse_bundle_target(std::string_view text, const std::string& defau
         throw UsageError(fmt::format(
             "--for {}: expected OS-VERSION[/ARCH] as profiles spell it (debian-12/x86_64)", text));
     }
-    return {parts[0], parts.size() == 2 ? parts[1] : default_arch};
+    // Profiles name the EL major only (`rhel-9` for RHEL, Rocky, AlmaLinux and Oracle Linux 9:
+    // os_classify.cpp), and so do bundles: one bundle serves every rebuild of that release.
+    auto os = parts[0];
+    const auto dash = os.rfind('-');
+    const auto distro = os.substr(0, dash);
+    for (const auto* el : {"rocky", "almalinux", "alma", "ol", "centos"}) {
+        if (distro == el) {
+            os = "rhel" + os.substr(dash);
+        }
+    }
+    return {os, parts.size() == 2 ? parts[1] : default_arch};
 }
 
 std::string bundle_repo_dir(const std::string& name) {
@@ -62,6 +100,10 @@ std::string manifest_to_json(const BundleManifest& m) {
     for (const auto& [repo, path] : m.provenance) {
         provenance[repo] = path;
     }
+    nlohmann::json package_keys = nlohmann::json::object();
+    for (const auto& [repo, path] : m.package_keys) {
+        package_keys[repo] = path;
+    }
     const nlohmann::json doc = {{"kind", "gpuprov-bundle"},
                                 {"format_version", m.format_version},
                                 {"profile", {{"name", m.profile}, {"digest", m.profile_digest}}},
@@ -71,6 +113,11 @@ std::string manifest_to_json(const BundleManifest& m) {
                                 {"key_fingerprint", m.key_fingerprint},
                                 {"provenance", provenance},
                                 {"files", files}};
+    if (!m.package_keys.empty()) {
+        auto with_keys = doc;
+        with_keys["package_keys"] = package_keys;
+        return with_keys.dump(2) + "\n";
+    }
     return doc.dump(2) + "\n";
 }
 
@@ -97,6 +144,11 @@ BundleManifest parse_manifest(std::string_view text) {
         for (const auto& [repo, path] : doc.at("provenance").items()) {
             m.provenance.emplace_back(repo, path.get<std::string>());
         }
+        if (doc.contains("package_keys")) {
+            for (const auto& [repo, path] : doc.at("package_keys").items()) {
+                m.package_keys.emplace_back(repo, path.get<std::string>());
+            }
+        }
         for (const auto& f : doc.at("files")) {
             m.files.push_back({f.at("path").get<std::string>(), f.at("sha256").get<std::string>(),
                                f.at("size").get<std::uint64_t>()});
@@ -113,6 +165,15 @@ BundleManifest parse_manifest(std::string_view text) {
     for (const auto& r : m.repositories) {
         if (!safe_relative(r) || r.find('/') != std::string::npos) {
             throw Error(fmt::format("the bundle manifest names an unusable repository '{}'", r));
+        }
+    }
+    for (const auto& [repo, path] : m.package_keys) {
+        const bool listed = std::any_of(m.files.begin(), m.files.end(),
+                                        [&](const auto& f) { return f.path == path; });
+        if (!safe_relative(path) || !listed) {
+            throw Error(fmt::format("the bundle manifest names an unusable package key '{}' for "
+                                    "{} (every key must be a listed, hashed file)",
+                                    path, repo));
         }
     }
     return m;
@@ -195,15 +256,20 @@ OpenedBundle open_bundle(System& sys, const std::string& path, const std::string
                                     f.path, got, f.sha256));
         }
         listed.push_back(f.path);
+        for (const auto& [repo, rel] : b.manifest.package_keys) {
+            if (rel == f.path) {
+                b.package_key_data.emplace_back(repo, *data);
+            }
+        }
     }
     // Nothing unlisted may sit where apt reads: a file the manifest does not cover is not signed.
+    // (Recursively: dnf reads repodata/ inside each repository.)
     for (const auto& repo : b.manifest.repositories) {
-        const auto rel = bundle_repo_dir(repo);
-        for (const auto& name : sys.list_dir(b.dir + "/" + rel)) {
-            if (std::find(listed.begin(), listed.end(), rel + name) == listed.end()) {
-                throw Error(fmt::format("bundle file {}{} is not in the signed manifest; nothing "
+        for (const auto& rel : bundle_detail::files_under(sys, b.dir, bundle_repo_dir(repo))) {
+            if (std::find(listed.begin(), listed.end(), rel) == listed.end()) {
+                throw Error(fmt::format("bundle file {} is not in the signed manifest; nothing "
                                         "was changed",
-                                        rel, name));
+                                        rel));
             }
         }
     }
@@ -219,9 +285,8 @@ std::vector<std::string> bundle_gaps(const BundleManifest& m, const HostFacts& f
     }
     if (!facts.kernel.empty() &&
         std::find(m.kernels.begin(), m.kernels.end(), facts.kernel) == m.kernels.end()) {
-        gaps.push_back(fmt::format("linux-headers-{} (the running kernel; the bundle has headers "
-                                   "for {})",
-                                   facts.kernel,
+        gaps.push_back(fmt::format("{} (the running kernel; the bundle has headers for {})",
+                                   kernel_headers_package(facts.os.family, facts.kernel),
                                    m.kernels.empty() ? "no kernel" : join(m.kernels, ", ")));
     }
     return gaps;
@@ -241,6 +306,36 @@ Profile profile_from_bundle(Profile profile, const OpenedBundle& bundle) {
         spec.allow_insecure = false;
     }
     return profile;
+}
+
+std::vector<BundlePackageKey> bundle_package_keys(const Profile& profile,
+                                                  const OpenedBundle& bundle) {
+    std::vector<BundlePackageKey> out;
+    for (const auto& [name, rel] : bundle.manifest.package_keys) {
+        const auto spec = profile.repositories.find(name);
+        if (spec == profile.repositories.end()) {
+            continue; // a repository this profile does not use
+        }
+        std::string data;
+        for (const auto& [repo, d] : bundle.package_key_data) {
+            data = repo == name ? d : data;
+        }
+        // The key rpm checks the packages with: the profile's own pin when it has one (the
+        // bundle key vouches for the file, the profile for the key).
+        const auto parsed = parse_openpgp_key(data);
+        if (!parsed.key) {
+            throw Error(fmt::format("the bundle's package key {} for '{}' is unusable: {}", rel,
+                                    name, parsed.error));
+        }
+        const auto pin = normalized_fingerprint(spec->second.key_fingerprint);
+        if (!pin.empty() && pin != parsed.key->fingerprint) {
+            throw Error(fmt::format("the bundle's '{}' packages are signed with key {}, the "
+                                    "profile pins {}; nothing was changed",
+                                    name, parsed.key->fingerprint, pin));
+        }
+        out.push_back({name, bundle.dir + "/" + rel, parsed.key->fingerprint});
+    }
+    return out;
 }
 
 } // namespace gpuprov

@@ -88,11 +88,14 @@ std::vector<SimulatedRepo> simulated_repos(const StepContext& ctx, const System&
         if (ctx.facts.os.family == "rhel") {
             // dnf's view: the same .repo gpuprov installs, keyed to the cached, checked key.
             const auto files = steps::dnf_repo_files(name);
-            out.push_back(SimulatedRepo{.url = state.repo.url,
-                                        .replaces_source = files.repo,
-                                        .source_text = steps::dnf_repo_text(state.repo, files.id,
-                                                                            dir + "/key.asc",
-                                                                            ctx.profile.name)});
+            out.push_back(SimulatedRepo{
+                .url = state.repo.url,
+                .replaces_source = files.repo,
+                .source_text = steps::dnf_repo_text(
+                    state.repo, files.id, dir + "/key.asc", ctx.profile.name,
+                    // A bundle's package key, where it lies in the bundle.
+                    steps::dnf_bundle_package_key(name) ? steps::dnf_bundle_package_key(name)->file
+                                                        : std::string())});
             continue;
         }
         // With an adopted source (NVIDIA's cuda-keyring) left in the view, the stanza names the

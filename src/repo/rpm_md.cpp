@@ -161,6 +161,9 @@ std::vector<PackageRecord> parse_primary_xml(std::string_view xml) {
         if (attr(checksum, "type") == "sha256") {
             r.sha256 = to_lower(element_text(block, "checksum"));
         }
+        // <size package="N" .../>: the .rpm's size, which a downloaded file is checked against
+        // with its SHA-256 (gpuprov bundle), as Packages' Size: on apt.
+        r.size = std::string(attr(start_tag(block, "size"), "package"));
         r.depends = entries(block, "requires");
         r.provides = entries(block, "provides");
         out.push_back(std::move(r));

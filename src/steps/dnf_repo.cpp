@@ -1,6 +1,7 @@
 #include "dnf_repo.hpp"
 
 #include <fmt/format.h>
+#include <gpuprov/dnf_download.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/package_manager.hpp>
 #include <gpuprov/strings.hpp>
@@ -9,11 +10,13 @@ namespace gpuprov::steps {
 
 DnfRepoFiles dnf_repo_files(const std::string& repo_name) {
     const auto id = "gpuprov-" + repo_name;
-    return {"/etc/pki/rpm-gpg/" + id + ".asc", "/etc/yum.repos.d/" + id + ".repo", id};
+    return {"/etc/pki/rpm-gpg/" + id + ".asc", "/etc/yum.repos.d/" + id + ".repo", id,
+            "/etc/pki/rpm-gpg/" + id + "-packages.asc"};
 }
 
 std::string dnf_repo_text(const ResolvedRepo& repo, const std::string& id,
-                          const std::string& key_path, const std::string& profile_name) {
+                          const std::string& key_path, const std::string& profile_name,
+                          const std::string& package_key_path) {
     // yum.conf(5)/dnf.conf(5) repo options; baseurl as NVIDIA's cuda-rhel9.repo spells it.
     return fmt::format("# Managed by gpuprov (profile {}); local edits are replaced.\n"
                        "[{}]\n"
@@ -22,8 +25,21 @@ std::string dnf_repo_text(const ResolvedRepo& repo, const std::string& id,
                        "enabled=1\n"
                        "gpgcheck=1\n"
                        "repo_gpgcheck=1\n"
-                       "gpgkey=file://{}\n",
-                       profile_name, id, id, repo.url, key_path);
+                       "gpgkey=file://{}{}\n",
+                       profile_name, id, id, repo.url, key_path,
+                       // dnf.conf(5): gpgkey is a list; repo_gpgcheck and gpgcheck both use it.
+                       package_key_path.empty() ? std::string() : " file://" + package_key_path);
+}
+
+const DnfPackageKey* dnf_bundle_package_key(const std::string& repo_name) {
+    const auto& keys = dnf_package_keys();
+    const auto it = keys.find(repo_name);
+    return it == keys.end() ? nullptr : &it->second;
+}
+
+std::string dnf_package_key_path(const std::string& repo_name) {
+    return dnf_bundle_package_key(repo_name) ? dnf_repo_files(repo_name).package_key
+                                             : std::string();
 }
 
 namespace {
@@ -105,9 +121,12 @@ bool dnf_repo_in_place(const StepContext& ctx, const System& sys, const std::str
         return false;
     }
     const auto files = dnf_repo_files(repo_name);
+    const auto* pkey = dnf_bundle_package_key(repo_name);
     return key_ok(sys, files.key, repo->key_fingerprint) &&
+           (pkey == nullptr || key_ok(sys, files.package_key, pkey->fingerprint)) &&
            file_matches(sys,
-                        {files.repo, dnf_repo_text(*repo, files.id, files.key, ctx.profile.name)});
+                        {files.repo, dnf_repo_text(*repo, files.id, files.key, ctx.profile.name,
+                                                   dnf_package_key_path(repo_name))});
 }
 
 void check_dnf_repo(const StepContext& ctx, const System& sys, const std::string& repo_name,
@@ -127,9 +146,18 @@ void check_dnf_repo(const StepContext& ctx, const System& sys, const std::string
         ctx, sys, repo_name, files.key,
         [&](const RepoState& state) {
             return ManagedFile{files.repo,
-                               dnf_repo_text(state.repo, files.id, files.key, ctx.profile.name)};
+                               dnf_repo_text(state.repo, files.id, files.key, ctx.profile.name,
+                                             dnf_package_key_path(repo_name))};
         },
         "refresh this repository's metadata only", r);
+    if (const auto* pkey = dnf_bundle_package_key(repo_name);
+        pkey != nullptr && r.status != StepStatus::blocked) {
+        r.changes.push_back(Change{.kind = Change::Kind::file,
+                                   .target = files.package_key,
+                                   .detail = fmt::format("OpenPGP key {} the packages are signed "
+                                                         "with, from {} (fingerprint checked)",
+                                                         pkey->fingerprint, pkey->file)});
+    }
 }
 
 void apply_dnf_repo(const StepContext& ctx, System& sys, const std::string& repo_name) {
@@ -147,11 +175,29 @@ void apply_dnf_repo(const StepContext& ctx, System& sys, const std::string& repo
     const auto files = dnf_repo_files(repo_name);
     const ManagedFile key{files.key, armor_public_key(state.key->binary), 0644};
     const ManagedFile repo{files.repo,
-                           dnf_repo_text(state.repo, files.id, files.key, ctx.profile.name), 0644};
+                           dnf_repo_text(state.repo, files.id, files.key, ctx.profile.name,
+                                         dnf_package_key_path(repo_name)),
+                           0644};
     const bool key_changed = !file_matches(sys, key);
     const bool repo_changed = !file_matches(sys, repo);
-    // Key first: a .repo whose gpgkey is missing fails every later dnf command.
+    std::optional<ManagedFile> package_key;
+    if (const auto* pkey = dnf_bundle_package_key(repo_name)) {
+        // An offline bundle's: the key rpm checks the packages' signatures with (gpgcheck=1),
+        // the profile's pin, carried in the bundle and checked again here.
+        const auto data = sys.read_file(pkey->file);
+        const auto parsed = data ? parse_openpgp_key(*data) : KeyParseResult{};
+        if (!parsed.key || parsed.key->fingerprint != pkey->fingerprint) {
+            throw Error(fmt::format("repository '{}': the package key {} is not {}", repo_name,
+                                    pkey->file, pkey->fingerprint));
+        }
+        package_key = ManagedFile{files.package_key, armor_public_key(parsed.key->binary), 0644};
+    }
+    const bool package_key_changed = package_key && !file_matches(sys, *package_key);
+    // Keys first: a .repo whose gpgkey is missing fails every later dnf command.
     write_managed(sys, key);
+    if (package_key) {
+        write_managed(sys, *package_key);
+    }
     try {
         write_managed(sys, repo);
         run_checked(sys, make_package_manager(ctx.facts)->refresh_source(files.repo));
@@ -161,6 +207,9 @@ void apply_dnf_repo(const StepContext& ctx, System& sys, const std::string& repo
         }
         if (key_changed) {
             restore_managed(sys, files.key);
+        }
+        if (package_key_changed) {
+            restore_managed(sys, files.package_key);
         }
         throw;
     }

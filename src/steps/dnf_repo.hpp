@@ -6,18 +6,31 @@
 // gpgcheck only; gpuprov adds repo_gpgcheck because repomd.xml.asc is published.
 #include "common.hpp"
 
+#include <gpuprov/dnf_download.hpp>
+
 namespace gpuprov::steps {
 
 struct DnfRepoFiles {
     std::string key;  ///< /etc/pki/rpm-gpg/gpuprov-<name>.asc
     std::string repo; ///< /etc/yum.repos.d/gpuprov-<name>.repo, section [gpuprov-<name>]
     std::string id;   ///< gpuprov-<name>
+    /// /etc/pki/rpm-gpg/gpuprov-<name>-packages.asc: an offline bundle's package key, when the
+    /// run has one for the repository (dnf_bundle_package_key).
+    std::string package_key;
 };
 [[nodiscard]] DnfRepoFiles dnf_repo_files(const std::string& repo_name);
-/// The .repo text; `key_path` is the file gpgkey= names.
+/// The .repo text; `key_path` is the file gpgkey= names, and `package_key_path` a second one
+/// when the repository's packages are signed by another key than its repodata (a bundle's).
 [[nodiscard]] std::string dnf_repo_text(const ResolvedRepo& repo, const std::string& id,
                                         const std::string& key_path,
-                                        const std::string& profile_name);
+                                        const std::string& profile_name,
+                                        const std::string& package_key_path = {});
+
+/// The package key --from-bundle set for this repository (dnf_use_package_keys), or nullptr.
+[[nodiscard]] const DnfPackageKey* dnf_bundle_package_key(const std::string& repo_name);
+/// Where that key is written (DnfRepoFiles::package_key), empty without one: dnf_repo_text's
+/// `package_key_path`.
+[[nodiscard]] std::string dnf_package_key_path(const std::string& repo_name);
 
 /// Whether dnf's metadata cache holds this repository as gpuprov knows it: the repomd.xml under
 /// <cachedir>/<id>-<hash>/repodata/ (dnf_cache_dir_name) at least as new (its <revision>) as

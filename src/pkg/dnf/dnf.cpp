@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <fnmatch.h>
+#include <gpuprov/dnf_download.hpp>
 #include <gpuprov/error.hpp>
 #include <gpuprov/package_db.hpp>
 #include <gpuprov/package_manager.hpp>
@@ -39,6 +40,37 @@ using dnf_detail::check_spec;
 using dnf_detail::dnf_spec;
 
 constexpr const char* kVersionlockList = "/etc/dnf/plugins/versionlock.list";
+
+// dnf_limit_repos(): the repository globs every dnf command is limited to (empty: all enabled).
+std::vector<std::string>& repo_limit() {
+    static std::vector<std::string> globs;
+    return globs;
+}
+
+// `--repo=GLOB` for each limit, after the command word (argv[1] stays dnf's command or first
+// option: check_install reads it). dnf(8): --repo is --disablerepo="*" --enablerepo=GLOB.
+std::vector<std::pair<std::string, std::string>>& extra_repos() {
+    static std::vector<std::pair<std::string, std::string>> repos;
+    return repos;
+}
+
+std::vector<std::string> limited(std::vector<std::string> argv) {
+    const auto at = static_cast<std::ptrdiff_t>(std::min<std::size_t>(argv.size(), 2));
+    std::vector<std::string> add;
+    for (const auto& [id, url] : extra_repos()) {
+        // dnf(8) --repofrompath: the repository exists for this command only, so transactions
+        // that run before gpuprov's .repo files are written (preflight's) read it too; a
+        // higher cost than the .repo's (dnf.conf(5) cost, default 1000) lets gpuprov's own
+        // repository serve a package both offer.
+        add.push_back("--repofrompath=" + id + "," + url);
+        add.push_back("--setopt=" + id + ".cost=2000");
+    }
+    for (const auto& glob : repo_limit()) {
+        add.push_back("--repo=" + glob);
+    }
+    argv.insert(argv.begin() + at, add.begin(), add.end());
+    return argv;
+}
 constexpr const char* kRepoDir = "/etc/yum.repos.d";
 
 class Dnf final : public PackageManager {
@@ -55,12 +87,12 @@ public:
                 check_spec(dnf_spec(p));
                 argv.push_back(dnf_spec(p));
             }
-            return transaction(std::move(argv), std::nullopt);
+            return transaction(limited(std::move(argv)), std::nullopt);
         }
         // Installs, removals and module streams in one transaction: dnf 4 has no argv form for
         // that; its shell runs a script of module/install/remove commands as one transaction
         // on `run` (real output: tests/fixtures/cmd/dnf/shell-module-enable-install.txt).
-        return transaction({"dnf", "shell", "-y"}, script(pins, removals, modules));
+        return transaction(limited({"dnf", "shell", "-y"}), script(pins, removals, modules));
     }
 
     void check_install(const Command& cmd, const CommandResult& result) const override {
@@ -112,6 +144,7 @@ public:
             std::vector<std::string> fill{"dnf", "-y"};
             fill.insert(fill.end(), view.begin(), view.end());
             fill.push_back("makecache");
+            fill = limited(std::move(fill));
             const auto m = sys.query({.argv = fill, .timeout = 900s, .idle_timeout = 300s});
             if (!m.ok()) {
                 t.simulated_with = display_argv(fill);
@@ -132,6 +165,7 @@ public:
             argv.push_back("shell");
             stdin_data = script(req.installs, req.removals, req.modules);
         }
+        argv = limited(std::move(argv));
         t.simulated_with = display_argv(argv);
         const auto r = sys.query(
             {.argv = argv, .timeout = 600s, .stdin_data = stdin_data, .idle_timeout = 300s});
@@ -150,7 +184,7 @@ public:
         PackageTransaction t;
         t.resolver = "dnf";
         t.resolved_by = "dnf itself, as root";
-        const std::vector<std::string> argv{"dnf", "--assumeno", "upgrade"};
+        const auto argv = limited({"dnf", "--assumeno", "upgrade"});
         t.simulated_with = display_argv(argv);
         if (sys.effective_uid() != 0) {
             t.error = "dnf's upgrade preview needs root (`" + t.simulated_with + "`)";
@@ -183,19 +217,19 @@ public:
         // python3-dnf-plugin-versionlock: locks each name at its installed version.
         std::vector<std::string> argv{"dnf", "versionlock", "add"};
         argv.insert(argv.end(), packages.begin(), packages.end());
-        return {.argv = argv, .timeout = 300s};
+        return {.argv = limited(argv), .timeout = 300s};
     }
 
     [[nodiscard]] Command unhold(const std::vector<std::string>& packages) const override {
         std::vector<std::string> argv{"dnf", "versionlock", "delete"};
         argv.insert(argv.end(), packages.begin(), packages.end());
-        return {.argv = argv, .timeout = 300s};
+        return {.argv = limited(argv), .timeout = 300s};
     }
 
     [[nodiscard]] Command repair() const override {
         // An rpm transaction killed half-way leaves the old and new version of a package both
         // in the database; dnf removes the older of each pair (dnf(8) "remove --duplicates").
-        return transaction({"dnf", "remove", "-y", "--duplicates"}, std::nullopt);
+        return transaction(limited({"dnf", "remove", "-y", "--duplicates"}), std::nullopt);
     }
 
     [[nodiscard]] bool interrupted(const System& sys) const override {
@@ -216,10 +250,11 @@ public:
                                                 const std::string& package) const override {
         // Read-only (repoquery takes no rpm lock); dnf refreshes expired metadata as its own
         // makecache timer does. Exit 0 with no line: no enabled repository has it.
-        const auto r = sys.query({.argv = {"dnf", "-q", "repoquery", "--available", "--qf",
-                                           "%{name}-%{version}-%{release}.%{arch}", package},
-                                  .timeout = 600s,
-                                  .idle_timeout = 300s});
+        const auto r =
+            sys.query({.argv = limited({"dnf", "-q", "repoquery", "--available", "--qf",
+                                        "%{name}-%{version}-%{release}.%{arch}", package}),
+                       .timeout = 600s,
+                       .idle_timeout = 300s});
         if (!r.ok()) {
             return std::nullopt;
         }
@@ -251,6 +286,11 @@ public:
             }
         }
         return out;
+    }
+
+    // A private view of dnf's repositories (dnf_download's too).
+    static dnf_detail::ApiDirs view(System& sys, const SimulationRequest& req) {
+        return make_view(sys, req);
     }
 
 private:
@@ -425,6 +465,174 @@ std::vector<std::string> duplicate_packages(const PackageDb& db) {
             if (r[i].name == r[j].name && r[i].arch == r[j].arch && !installonly(r[i]) &&
                 std::find(out.begin(), out.end(), r[i].name) == out.end()) {
                 out.push_back(r[i].name);
+            }
+        }
+    }
+    return out;
+}
+
+void dnf_limit_repos(std::vector<std::string> globs,
+                     std::vector<std::pair<std::string, std::string>> extra) {
+    repo_limit() = std::move(globs);
+    extra_repos() = std::move(extra);
+}
+
+namespace {
+std::map<std::string, DnfPackageKey>& package_keys() {
+    static std::map<std::string, DnfPackageKey> keys;
+    return keys;
+}
+} // namespace
+
+void dnf_use_package_keys(std::map<std::string, DnfPackageKey> keys) {
+    package_keys() = std::move(keys);
+}
+
+const std::map<std::string, DnfPackageKey>& dnf_package_keys() {
+    return package_keys();
+}
+
+std::vector<Command> dnf_download_commands(const SimulationRequest& req,
+                                           const std::string& reposdir,
+                                           const DnfDownloadPlace& place) {
+    if (req.scratch_dir.empty() || reposdir.empty() || place.installroot.empty() ||
+        place.destdir.empty() || place.releasever.empty()) {
+        throw BugError("dnf_download needs the private view, an installroot, a destdir and the "
+                       "release");
+    }
+    // The host's dnf.conf (dnf would read the installroot's first), the view's .repo files and
+    // a cache of its own; $releasever and the module platform spelled out, as the installroot
+    // has no release package or os-release to read them from (dnf(8) --installroot).
+    std::vector<std::string> common{"dnf",
+                                    "-y",
+                                    "--installroot=" + place.installroot,
+                                    "--config=/etc/dnf/dnf.conf",
+                                    "--setopt=reposdir=" + reposdir,
+                                    "--setopt=cachedir=" + req.scratch_dir + "/cache",
+                                    "--releasever=" + place.releasever};
+    if (!place.platform_id.empty()) {
+        common.push_back("--setopt=module_platform_id=" + place.platform_id);
+    }
+    std::vector<Command> out;
+    if (!req.modules.empty()) {
+        // The streams the plan enables, enabled in the installroot only (its
+        // /etc/dnf/modules.d), so the install resolves within them as on the host.
+        auto argv = common;
+        argv.insert(argv.end(), {"module", "enable"});
+        for (const auto& m : req.modules) {
+            check_spec(m.spec());
+            argv.push_back(m.spec());
+        }
+        out.push_back({.argv = std::move(argv), .timeout = 900s, .idle_timeout = 300s});
+    }
+    // --downloadonly: dnf's downloader, which checks each file's checksum against the
+    // repository's primary metadata; nothing is installed (dnf(8) --destdir).
+    auto argv = common;
+    argv.insert(argv.end(), {"install", "--downloadonly", "--destdir=" + place.destdir});
+    for (const auto& p : req.installs) {
+        check_spec(dnf_spec(p));
+        argv.push_back(dnf_spec(p));
+    }
+    out.push_back({.argv = std::move(argv), .timeout = 6h, .idle_timeout = 15min});
+    return out;
+}
+
+PackageTransaction dnf_download(System& sys, const SimulationRequest& req,
+                                const DnfDownloadPlace& place) {
+    PackageTransaction t;
+    t.requested = req.installs;
+    t.modules = req.modules;
+    t.resolver = "dnf";
+    t.resolved_by = "dnf itself, as root, in a private installroot";
+    if (req.scratch_dir.empty()) {
+        throw BugError("dnf_download needs the private view");
+    }
+    const auto dirs = Dnf::view(sys, req);
+    for (const auto& cmd : dnf_download_commands(req, dirs.reposdir, place)) {
+        t.simulated_with = display_argv(cmd.argv);
+        const auto r = sys.run(cmd);
+        if (!r.ok()) {
+            t.error = fmt::format("`{}` exit {}: {}", t.simulated_with, r.exit_code,
+                                  tail_lines(r.err.empty() ? r.out : r.err, 12));
+            return t;
+        }
+    }
+    return t;
+}
+
+std::vector<YumRepoSection> parse_yum_repo_file(std::string_view text) {
+    std::vector<YumRepoSection> out;
+    auto list = [](std::string_view v) {
+        std::vector<std::string> items;
+        std::string cur;
+        for (const char c : v) {
+            if (c == ' ' || c == '\t' || c == ',') {
+                if (!cur.empty()) {
+                    items.push_back(std::move(cur));
+                    cur.clear();
+                }
+            } else {
+                cur += c;
+            }
+        }
+        if (!cur.empty()) {
+            items.push_back(std::move(cur));
+        }
+        return items;
+    };
+    std::string last_key;
+    for (const auto& raw : lines(text)) {
+        const auto line = trim(raw);
+        if (line.empty() || line.front() == '#' || line.front() == ';') {
+            continue;
+        }
+        if (line.front() == '[' && line.back() == ']') {
+            out.push_back({.id = std::string(trim(line.substr(1, line.size() - 2)))});
+            last_key.clear();
+            continue;
+        }
+        if (out.empty()) {
+            continue;
+        }
+        auto& s = out.back();
+        const auto eq = line.find('=');
+        const bool continuation = !raw.empty() && (raw.front() == ' ' || raw.front() == '\t');
+        if (continuation && eq == std::string_view::npos) {
+            // An indented line continues a list value (baseurl, gpgkey over several lines).
+            auto more = list(line);
+            auto& target = last_key == "baseurl" ? s.baseurls : s.gpgkeys;
+            if (last_key == "baseurl" || last_key == "gpgkey") {
+                target.insert(target.end(), more.begin(), more.end());
+            }
+            continue;
+        }
+        if (eq == std::string_view::npos) {
+            continue;
+        }
+        last_key = std::string(trim(line.substr(0, eq)));
+        const auto value = trim(line.substr(eq + 1));
+        if (last_key == "baseurl") {
+            s.baseurls = list(value);
+        } else if (last_key == "gpgkey") {
+            s.gpgkeys = list(value);
+        } else if (last_key == "enabled") {
+            s.enabled = value == "1" || value == "True" || value == "true" || value == "yes";
+        } else if (last_key == "mirrorlist" || last_key == "metalink") {
+            s.has_mirrorlist = !value.empty();
+        }
+    }
+    return out;
+}
+
+std::string expand_yum_vars(std::string_view value, const std::string& releasever,
+                            const std::string& basearch) {
+    std::string out(value);
+    for (const auto& [name, with] : std::vector<std::pair<std::string, std::string>>{
+             {"releasever", releasever}, {"basearch", basearch}, {"arch", basearch}}) {
+        for (const auto& form : {"${" + name + "}", "$" + name}) {
+            for (auto at = out.find(form); at != std::string::npos; at = out.find(form, at)) {
+                out.replace(at, form.size(), with);
+                at += with.size();
             }
         }
     }

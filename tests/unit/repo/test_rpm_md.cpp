@@ -50,6 +50,7 @@ TEST(Primary, PackagesFromRealCreaterepoOutput) {
     const auto* open = index.newest("nvidia-open");
     ASSERT_NE(open, nullptr);
     EXPECT_EQ(open->version, "3:580.95.05-1.el9");
+    EXPECT_EQ(open->size, "5673"); // <size package="5673" ...>: what a bundle checks files by
     EXPECT_EQ(open->architecture, "noarch");
     EXPECT_EQ(open->filename, "nvidia-open-580.95.05-1.el9.noarch.rpm");
     EXPECT_EQ(open->sha256.size(), 64u);
