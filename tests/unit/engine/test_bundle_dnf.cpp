@@ -29,7 +29,7 @@ std::string fixture_fpr(const std::string& name) {
     return f;
 }
 
-bool has(const std::vector<std::string>& argv, const std::string& a) {
+bool has_arg(const std::vector<std::string>& argv, const std::string& a) {
     return std::find(argv.begin(), argv.end(), a) != argv.end();
 }
 
@@ -54,21 +54,21 @@ TEST(BundleDnf, DownloadEnablesTheStreamsThenDownloadsIntoThePrivateRoot) {
     const auto& install = cmds[1].argv;
     for (const auto* argv : {&enable, &install}) {
         EXPECT_EQ(argv->front(), "dnf");
-        EXPECT_TRUE(has(*argv, "--installroot=/c/bundle-work/installroot"));
-        EXPECT_TRUE(has(*argv, "--setopt=reposdir=/v/yum.repos.d"));
-        EXPECT_TRUE(has(*argv, "--setopt=cachedir=/c/bundle-work/dnf-view/cache"));
-        EXPECT_TRUE(has(*argv, "--releasever=9"));
-        EXPECT_TRUE(has(*argv, "--setopt=module_platform_id=platform:el9"));
-        EXPECT_TRUE(has(*argv, "--config=/etc/dnf/dnf.conf"));
-        EXPECT_FALSE(has(*argv, "--nogpgcheck"));
+        EXPECT_TRUE(has_arg(*argv, "--installroot=/c/bundle-work/installroot"));
+        EXPECT_TRUE(has_arg(*argv, "--setopt=reposdir=/v/yum.repos.d"));
+        EXPECT_TRUE(has_arg(*argv, "--setopt=cachedir=/c/bundle-work/dnf-view/cache"));
+        EXPECT_TRUE(has_arg(*argv, "--releasever=9"));
+        EXPECT_TRUE(has_arg(*argv, "--setopt=module_platform_id=platform:el9"));
+        EXPECT_TRUE(has_arg(*argv, "--config=/etc/dnf/dnf.conf"));
+        EXPECT_FALSE(has_arg(*argv, "--nogpgcheck"));
     }
-    EXPECT_TRUE(has(enable, "module"));
-    EXPECT_TRUE(has(enable, "nvidia-driver:580-open"));
-    EXPECT_TRUE(has(install, "install"));
-    EXPECT_TRUE(has(install, "--downloadonly"));
-    EXPECT_TRUE(has(install, "--destdir=/c/bundle-work/rpms"));
-    EXPECT_TRUE(has(install, "nvidia-open-3:580.95.05-1.el9"));
-    EXPECT_TRUE(has(install, "kernel-devel-5.14.0-362.24.1.el9_3.x86_64"));
+    EXPECT_TRUE(has_arg(enable, "module"));
+    EXPECT_TRUE(has_arg(enable, "nvidia-driver:580-open"));
+    EXPECT_TRUE(has_arg(install, "install"));
+    EXPECT_TRUE(has_arg(install, "--downloadonly"));
+    EXPECT_TRUE(has_arg(install, "--destdir=/c/bundle-work/rpms"));
+    EXPECT_TRUE(has_arg(install, "nvidia-open-3:580.95.05-1.el9"));
+    EXPECT_TRUE(has_arg(install, "kernel-devel-5.14.0-362.24.1.el9_3.x86_64"));
     // No module stream: the install alone.
     auto req = download_request();
     req.modules.clear();
@@ -86,7 +86,7 @@ TEST(BundleDnf, DownloadStopsAtTheFirstRefusalAndSaysWhy) {
     sys.add_file("/etc/yum.repos.d/rocky.repo", "[baseos]\nbaseurl=https://m/\n");
     sys.on_command_prefix({"dnf", "-y"}, [&](const Command& c) {
         CommandResult r;
-        if (has(c.argv, "module")) {
+        if (has_arg(c.argv, "module")) {
             r.exit_code = 1;
             r.err =
                 "Error: Problems in request:\nmissing groups or modules: nvidia-driver:580-open";
@@ -290,7 +290,7 @@ TEST(BundleDnf, TheRepoFileNamesBothKeys) {
 TEST(BundleDnf, TheBundlesHostReadsGpuprovsRepositoriesOnly) {
     const auto dnf = make_dnf();
     EXPECT_FALSE(
-        has(dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}).argv, "--repo=gpuprov-*"));
+        has_arg(dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}).argv, "--repo=gpuprov-*"));
     dnf_limit_repos({"gpuprov-*"});
     const auto install = dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}).argv;
     const auto shell = dnf->install({{"nvidia-open", "3:580.95.05-1.el9"}}, {},
@@ -299,17 +299,17 @@ TEST(BundleDnf, TheBundlesHostReadsGpuprovsRepositoriesOnly) {
     dnf_limit_repos({});
     EXPECT_EQ(install[2], "--repo=gpuprov-*");
     EXPECT_EQ(shell.argv[1], "shell"); // check_install still finds dnf's command
-    EXPECT_TRUE(has(shell.argv, "--repo=gpuprov-*"));
-    EXPECT_TRUE(has(hold, "--repo=gpuprov-*"));
-    EXPECT_FALSE(has(dnf->install({{"nvidia-open", ""}}).argv, "--repo=gpuprov-*"));
+    EXPECT_TRUE(has_arg(shell.argv, "--repo=gpuprov-*"));
+    EXPECT_TRUE(has_arg(hold, "--repo=gpuprov-*"));
+    EXPECT_FALSE(has_arg(dnf->install({{"nvidia-open", ""}}).argv, "--repo=gpuprov-*"));
     // The bundle's repositories for transactions before gpuprov's .repo files exist
     // (preflight's kernel-devel), costlier than those once they do.
     dnf_limit_repos({"gpuprov-*"}, {{"gpuprov-bundle-cuda", "file:///b/repos/cuda/"}});
     const auto early = dnf->install({{"kernel-devel-5.14.0-362.24.1.el9_3.x86_64", ""}}).argv;
     dnf_limit_repos({});
-    EXPECT_TRUE(has(early, "--repofrompath=gpuprov-bundle-cuda,file:///b/repos/cuda/"));
-    EXPECT_TRUE(has(early, "--setopt=gpuprov-bundle-cuda.cost=2000"));
-    EXPECT_TRUE(has(early, "--repo=gpuprov-*"));
+    EXPECT_TRUE(has_arg(early, "--repofrompath=gpuprov-bundle-cuda,file:///b/repos/cuda/"));
+    EXPECT_TRUE(has_arg(early, "--setopt=gpuprov-bundle-cuda.cost=2000"));
+    EXPECT_TRUE(has_arg(early, "--repo=gpuprov-*"));
     EXPECT_EQ(early[1], "install");
 }
 
