@@ -4,7 +4,7 @@ _gpuprov_steps() {
     # comma-separated step ids: complete the word after the last comma
     local done=${cur%,*} last=${cur##*,}
     [[ "$done" == "$cur" ]] && done="" || done="$done,"
-    COMPREPLY=($(compgen -P "$done" -W "preflight nouveau cuda-repo secure-boot driver fabric-manager cuda-toolkit cudnn nccl tensorrt infiniband container-toolkit tuning mig monitoring verify" -- "$last"))
+    COMPREPLY=($(compgen -P "$done" -W "preflight nouveau cuda-repo secure-boot driver fabric-manager cuda-toolkit cudnn nccl tensorrt infiniband container-toolkit tuning mig monitoring dcgm readiness verify" -- "$last"))
     compopt -o nospace 2>/dev/null
 }
 _gpuprov_profile() {
@@ -19,7 +19,7 @@ _gpuprov() {
     local i cmd="" sub=""
     for ((i = 1; i < cword; i++)); do
         case "${words[i]}" in
-        --log-level | --log-file | --root | --from-bundle | --bundle-key | --only | --skip | --out | --plan | --reboot | --junit | --profile | --temperature-alert-c | --temperature-alert | --textfile | --kernel | --install-from | --sha256 | --output | --for | --key-home) ((i++)) ;;
+        --log-level | --log-file | --root | --from-bundle | --bundle-key | --only | --skip | --out | --plan | --reboot | --junit | --wait | --profile | --temperature-alert-c | --temperature-alert | --textfile | --kernel | --install-from | --sha256 | --output | --for | --key-home | --node | --kubeconfig | --poll | --drain-timeout) ((i++)) ;;
         -*) ;;
         *) if [[ -z "$cmd" ]]; then cmd=${words[i]}; elif [[ -z "$sub" ]]; then sub=${words[i]}; fi ;;
         esac
@@ -31,7 +31,7 @@ _gpuprov() {
     --root) _filedir -d; return ;;
     esac
     case "$cmd" in
-    "") COMPREPLY=($(compgen -W "profiles facts plan apply rollback verify status doctor metrics forecast cloud-init k8s-manifests bundle slurm-gres help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "profiles facts plan apply rollback verify status doctor metrics forecast cloud-init k8s-manifests bundle slurm-gres upgrade help completion --help -h --version --log-level --log-file --no-color --root" -- "$cur")) ;;
     profiles)
         case "$sub" in
         "") COMPREPLY=($(compgen -W "list show validate" -- "$cur")) ;;
@@ -110,9 +110,10 @@ _gpuprov() {
             --junit) _filedir; return ;;
             --only) _gpuprov_steps; return ;;
             --skip) _gpuprov_steps; return ;;
+            --wait) return ;;
         esac
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--help -h --from-bundle --bundle-key --json --junit --only --skip --smoke" -- "$cur")); return
+            COMPREPLY=($(compgen -W "--help -h --from-bundle --bundle-key --json --junit --only --skip --smoke --quick --wait" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
@@ -186,6 +187,24 @@ _gpuprov() {
         esac
         if [[ "$cur" == -* ]]; then
             COMPREPLY=($(compgen -W "--help -h --gres-only" -- "$cur")); return
+        fi
+        _gpuprov_profile; return
+        ;;
+    upgrade)
+        case "$prev" in
+            --only) _gpuprov_steps; return ;;
+            --skip) _gpuprov_steps; return ;;
+            --reboot) COMPREPLY=($(compgen -W "never if-needed" -- "$cur")); return ;;
+            --node) return ;;
+            --kubeconfig) _filedir; return ;;
+            --wait) return ;;
+            --poll) return ;;
+            --drain-timeout) return ;;
+            --from-bundle) return ;;
+            --bundle-key) return ;;
+        esac
+        if [[ "$cur" == -* ]]; then
+            COMPREPLY=($(compgen -W "--help -h --yes -y --only --skip --reboot --node --kubeconfig --wait --poll --drain-timeout --no-smoke --allow-remove --allow-untrusted --from-bundle --bundle-key" -- "$cur")); return
         fi
         _gpuprov_profile; return
         ;;
