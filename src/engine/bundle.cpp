@@ -167,7 +167,10 @@ BundleManifest parse_manifest(std::string_view text) {
             throw Error(fmt::format("the bundle manifest names an unusable repository '{}'", r));
         }
     }
-    for (const auto& [repo, path] : m.package_keys) {
+    for (const auto& key : m.package_keys) {
+        // Not a structured binding: clang before 16 cannot capture one in a lambda.
+        const auto& repo = key.first;
+        const auto& path = key.second;
         const bool listed = std::any_of(m.files.begin(), m.files.end(),
                                         [&](const auto& f) { return f.path == path; });
         if (!safe_relative(path) || !listed) {
