@@ -70,10 +70,11 @@ inline constexpr const char* kBundleKey = "bundle-key.gpg";
 /// A bundle that passed every check: its directory (a tar extracted into gpuprov's cache) and
 /// its manifest as the bundle key signed it.
 struct OpenedBundle {
-    std::string dir;
+    std::string dir; ///< the bundle's directory (a FILE.tar's extracted copy)
     BundleManifest manifest;
     /// The package keys (manifest.package_keys) as read and hashed, by repository.
     std::vector<std::pair<std::string, std::string>> package_key_data;
+    std::string fingerprint; ///< the key that signed it: 40 upper-case hex digits
 };
 
 /// Checks, before anything changes: the key file holds exactly the key `fingerprint` names, the

@@ -192,6 +192,12 @@ struct ApplyOptions {
     std::optional<std::vector<std::string>> confirmed_plan;
     /// Run by `gpuprov upgrade`: the resume unit continues the upgrade, not a bare apply.
     bool upgrade = false;
+    /// --from-bundle as opened: the bundle's directory (for a FILE.tar its extracted copy in the
+    /// repository cache, which outlives /tmp) and the fingerprint that must sign it. The resume
+    /// unit passes both on, so the run after the reboot installs from the same checked bundle,
+    /// not from repositories an air-gapped host cannot reach. Empty: no bundle.
+    std::string bundle_dir;
+    std::string bundle_key;
 };
 
 /// Progress callbacks, so the CLI can print and tests can record.

@@ -2,6 +2,7 @@
 // checked before anything else happens, and the profile's repositories point at it.
 #include "bundle_use.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <gpuprov/bundle.hpp>
 #include <gpuprov/dnf_download.hpp>
@@ -18,6 +19,12 @@ namespace {
 std::optional<BundleArgs>& active() {
     static std::optional<BundleArgs> args;
     return args;
+}
+
+// The bundle load_cli_profile opened and checked, as the resume unit names it.
+BundleInUse& opened() {
+    static BundleInUse in_use;
+    return in_use;
 }
 
 } // namespace
@@ -40,6 +47,8 @@ void use_bundle(const BundleArgs& args) {
     }
     if (!args.from.empty()) {
         active() = args;
+        // The source URL and the resume unit need the path from /, whatever the cwd.
+        active()->from = std::filesystem::absolute(args.from).lexically_normal().string();
     }
 }
 
@@ -55,6 +64,7 @@ Profile load_cli_profile(const GlobalOptions& opts, const std::string& profile_a
         throw HostError("no repository cache to open the bundle in (set HOME or run as root)");
     }
     const auto bundle = open_bundle(sys, active()->from, active()->key, cache);
+    opened() = {.dir = bundle.dir, .key = bundle.fingerprint};
     const auto facts = detect_facts(sys, matrix);
     const auto gaps = bundle_gaps(bundle.manifest, facts);
     if (!gaps.empty()) {
@@ -82,6 +92,10 @@ Profile load_cli_profile(const GlobalOptions& opts, const std::string& profile_a
         dnf_limit_repos({"gpuprov-*"}, std::move(extra));
     }
     return profile_from_bundle(std::move(profile), bundle);
+}
+
+BundleInUse bundle_in_use() {
+    return opened();
 }
 
 } // namespace gpuprov::cli

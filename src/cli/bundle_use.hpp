@@ -22,6 +22,15 @@ void use_bundle(const BundleArgs& args);
 [[nodiscard]] Profile load_cli_profile(const GlobalOptions& opts, const std::string& profile_arg,
                                        const Matrix& matrix);
 
+/// The bundle load_cli_profile opened for this run, as ApplyOptions::bundle_dir/bundle_key
+/// carry it to the resume unit: its directory (a FILE.tar's extracted copy) and the key's
+/// fingerprint. Both empty when the run uses no bundle.
+struct BundleInUse {
+    std::string dir;
+    std::string key;
+};
+[[nodiscard]] BundleInUse bundle_in_use();
+
 void add_bundle_command(CLI::App& app, const GlobalOptions& opts, int& exit_code);
 
 } // namespace gpuprov::cli

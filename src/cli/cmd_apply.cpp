@@ -218,7 +218,9 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                              .profile_arg = canonical_profile_arg(profile_arg),
                              .profile_text = profile_text_for_resume(profile_arg, profile),
                              .self_path = self,
-                             .confirmed_plan = std::move(confirmed)};
+                             .confirmed_plan = std::move(confirmed),
+                             .bundle_dir = bundle_in_use().dir,
+                             .bundle_key = bundle_in_use().key};
         ConsoleReporter reporter(opts.color(), json);
         const auto result = apply_profile(sys, profile, matrix, options, reporter);
 

@@ -124,7 +124,9 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
                                       .profile_arg = canonical_profile_arg(profile_arg),
                                       .profile_text = profile_text_for_resume(profile_arg, profile),
                                       .self_path = self,
-                                      .upgrade = true};
+                                      .upgrade = true,
+                                      .bundle_dir = bundle_in_use().dir,
+                                      .bundle_key = bundle_in_use().key};
         UpgradeHooks hooks;
         hooks.apply = [&](std::string& message) {
             ConsoleReporter reporter(opts.color(), false);

@@ -867,7 +867,9 @@ private:
                 .reboot_if_needed = m_opt.reboot == RebootPolicy::if_needed,
                 .allow_remove = m_opt.allow_remove,
                 .upgrade = m_opt.upgrade,
-                .rollback = m_opt.rollback};
+                .rollback = m_opt.rollback,
+                .bundle_dir = m_opt.bundle_dir,
+                .bundle_key = m_opt.bundle_key};
     }
 
     /// Installs the profile where the resume unit reads it, so /tmp/p.yaml may vanish with the

@@ -191,6 +191,7 @@ OpenedBundle open_bundle(System& sys, const std::string& path, const std::string
                                      fingerprint));
     }
     OpenedBundle b;
+    b.fingerprint = pin;
     b.dir = path;
     while (b.dir.size() > 1 && b.dir.back() == '/') {
         b.dir.pop_back();

@@ -86,6 +86,24 @@ std::string resume_exec_start(const ResumeCommand& cmd) {
     if (cmd.allow_remove) {
         line += " --allow-remove";
     }
+    if (!cmd.bundle_dir.empty() || !cmd.bundle_key.empty()) {
+        // An air-gapped host has nothing but the bundle after the reboot too; the resumed run
+        // opens and checks it again (key, signed manifest, every file's hash) before it uses it.
+        if (!plain_path(cmd.bundle_dir) || cmd.bundle_dir.front() != '/' ||
+            cmd.bundle_dir.find("..") != std::string::npos) {
+            throw HostError(fmt::format(
+                "cannot set up resume after reboot: the bundle directory '{}' is not an absolute "
+                "path of letters, digits, '.', '_', '/', '-'; move the bundle to such a path",
+                cmd.bundle_dir));
+        }
+        if (cmd.bundle_key.size() != 40 ||
+            cmd.bundle_key.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
+            throw HostError(fmt::format("cannot set up resume after reboot: bundle key '{}' is "
+                                        "not a 40-digit upper-case fingerprint",
+                                        cmd.bundle_key));
+        }
+        line += fmt::format(" --from-bundle {} --bundle-key {}", cmd.bundle_dir, cmd.bundle_key);
+    }
     return line;
 }
 

@@ -31,13 +31,18 @@ struct ResumeCommand {
     /// Resume `gpuprov rollback` (which finds its closure and profile in the journal), not
     /// apply; `profile` and the filters are then not used.
     bool rollback = false;
+    /// The offline bundle the run installs from (ApplyOptions::bundle_dir/bundle_key): the
+    /// resumed run gets `--from-bundle DIR --bundle-key FINGERPRINT` and checks it again.
+    std::string bundle_dir;
+    std::string bundle_key;
 };
 
 /// The unit's ExecStart= value, e.g. `/usr/local/bin/gpuprov apply /etc/gpuprov/resume/x.yaml
 /// --yes --reboot never --skip monitoring`. Throws HostError when a path or id has characters
 /// other than [A-Za-z0-9._/-] (systemd would split or expand them), when the binary is not
 /// /usr/bin/gpuprov or /usr/local/bin/gpuprov, or the profile neither a built-in name nor a
-/// file directly under kInstalledProfileDir.
+/// file directly under kInstalledProfileDir, or a bundle directory that is not absolute or a
+/// bundle key that is not a 40-digit fingerprint.
 [[nodiscard]] std::string resume_exec_start(const ResumeCommand& cmd);
 
 /// Installs and enables the oneshot unit that re-runs apply on the next boot; throws HostError

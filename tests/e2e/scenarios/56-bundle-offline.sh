@@ -4,7 +4,9 @@
 # a signed offline bundle; a fresh root whose profile points at a dead port (nothing reachable)
 # applies it with --from-bundle: converges, verifies, a second apply is a no-op. A bundle with
 # one .deb altered, one signed by another key, and one applied on a host running a kernel whose
-# headers it lacks are refused before any change.
+# headers it lacks are refused before any change. The air-gapped host has nouveau loaded, so the
+# driver needs a reboot: the resume unit must install from the same bundle (its extracted copy,
+# checked again), never from the repositories the host cannot reach.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -66,7 +68,7 @@ tar -C "$ALT" -cf "$OUT/bundle-altered.tar" .
 # The air-gapped host: a fresh root, its profile's mirror a dead port, no distro sources.
 BUILDER=$ROOT
 ROOT=$(rootfs_new "$SCENARIO-offline")
-rootfs_prepare_host "$ROOT" ""
+rootfs_prepare_host "$ROOT" nouveau
 render_profile 3bf863cc.pub
 sed -i "s/127\.0\.0\.1:$MIRROR_PORT/127.0.0.1:9/g" "$ROOT$PROFILE_IN_ROOT"
 rootfs_install_gpuprov "$ROOT"
@@ -93,8 +95,16 @@ if [[ "$after" == "$before" ]]; then pass "the refused runs changed nothing (dpk
 fi
 assert_no_pkg nvidia-driver-550
 
+UNIT=/etc/systemd/system/gpuprov-resume.service
 gp apply "$PROFILE_IN_ROOT" --yes --from-bundle /root/bundle.tar --bundle-key "$FPR"
-expect_rc "apply --from-bundle, offline" 0
+expect_rc "apply --from-bundle, offline, nouveau loaded: reboot required" 3
+assert_grep "the resume unit installs from the bundle's checked copy, with its key" \
+    "^ExecStart=/usr/local/bin/gpuprov apply /etc/gpuprov/resume/[^ ]+\.yaml --yes --reboot never --from-bundle /var/cache/gpuprov/repos/bundles/[0-9a-f]{16} --bundle-key $FPR\$" \
+    "$ROOT$UNIT"
+rootfs_reboot "$ROOT"
+run_resume_unit "$UNIT"
+assert_eq "journal result after the resumed run" "done" "$(journal_result)"
+assert_no_file "resume unit removed" "$ROOT$UNIT"
 assert_pkg nvidia-driver-550 "$E2E_DRIVER_VERSION-1"
 assert_pkg nvidia-container-toolkit 1.17.3-1
 gp verify "$PROFILE_IN_ROOT" --from-bundle /root/bundle.tar --bundle-key "$FPR"

@@ -278,6 +278,19 @@ TEST_F(Apply, NouveauLoadedMeansRebootThenResume) {
     EXPECT_EQ(j.step("driver")->status, "reboot-required");
 }
 
+TEST_F(Apply, AResumedRunInstallsFromTheSameBundle) {
+    TestHost host({.nouveau_loaded = true});
+    options.bundle_dir = "/var/cache/gpuprov/repos/bundles/9f86d081884c7d65";
+    options.bundle_key = "0123456789ABCDEF0123456789ABCDEF01234567";
+    ASSERT_EQ(apply(host).status, StepStatus::reboot_required);
+    const auto unit = host.sys.file(kResumeUnit);
+    ASSERT_TRUE(unit);
+    EXPECT_TRUE(contains(*unit, "ExecStart=/usr/local/bin/gpuprov apply " + kProfileArg +
+                                    " --yes --reboot never --from-bundle " + options.bundle_dir +
+                                    " --bundle-key " + options.bundle_key + "\n"))
+        << *unit;
+}
+
 TEST_F(Apply, ResumeAfterRebootFinishesAndRemovesTheUnit) {
     // First boot: with nouveau.
     TestHost before({.nouveau_loaded = true});

@@ -108,6 +108,34 @@ TEST(ResumeUnit, RunsOnlyTheInstalledBinaryAndTheProfileUnderEtcGpuprovResume) {
     }
 }
 
+TEST(ResumeUnit, CarriesTheBundleSoAnAirGappedHostResumesFromIt) {
+    const std::string key = "0123456789ABCDEF0123456789ABCDEF01234567";
+    auto cmd = resume("/usr/local/bin/gpuprov", "cv-train");
+    cmd.bundle_dir = "/var/cache/gpuprov/repos/bundles/9f86d081884c7d65";
+    cmd.bundle_key = key;
+    EXPECT_EQ(detail::resume_exec_start(cmd),
+              "/usr/local/bin/gpuprov apply cv-train --yes --reboot never --from-bundle "
+              "/var/cache/gpuprov/repos/bundles/9f86d081884c7d65 --bundle-key " +
+                  key);
+    cmd.upgrade = true;
+    EXPECT_TRUE(detail::resume_exec_start(cmd).starts_with("/usr/local/bin/gpuprov upgrade "));
+    EXPECT_TRUE(detail::resume_exec_start(cmd).ends_with(" --bundle-key " + key));
+    // Anything systemd could split or a relative path (the unit runs from /) is refused, as is
+    // half a bundle: the resumed run must check the same bundle against the same key.
+    for (const auto& [dir, fpr] : std::vector<std::pair<std::string, std::string>>{
+             {"/mnt/usb stick/bundle", key},
+             {"bundle", key},
+             {"/mnt/../root/bundle", key},
+             {"/mnt/bundle", ""},
+             {"", key},
+             {"/mnt/bundle", "0123456789abcdef0123456789abcdef01234567"},
+             {"/mnt/bundle", key + "89"}}) {
+        cmd.bundle_dir = dir;
+        cmd.bundle_key = fpr;
+        EXPECT_THROW((void)detail::resume_exec_start(cmd), HostError) << dir << " " << fpr;
+    }
+}
+
 TEST(ResumeUnit, IsNotInstalledWhenSomeoneElseCouldChangeItsBinaryOrProfile) {
     FakeSystem sys;
     sys.add_file("/usr/local/bin/gpuprov", "ELF");
