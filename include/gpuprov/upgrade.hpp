@@ -39,6 +39,18 @@ struct UpgradeState {
 /// nullopt when there is none; throws HostError when it does not parse.
 [[nodiscard]] std::optional<UpgradeState> load_upgrade_state(const System& sys);
 void save_upgrade_state(System& sys, const UpgradeState& state);
+/// The record as upgrade.json holds it (`gpuprov status --json` shows it as is).
+[[nodiscard]] std::string upgrade_state_to_json_text(const UpgradeState& state);
+
+/// What `gpuprov status` says of the last upgrade: its phase and when, the profile, what it
+/// drained (and whether that is back in service), then the last event's message (for a failed
+/// one: why, and the commands that put the node back).
+[[nodiscard]] std::vector<std::string> upgrade_summary(const UpgradeState& state);
+/// The upgrade failed after the apply journal's last run started (`run_started_at`, RFC 3339
+/// UTC; empty: no run recorded), so the node it drained is still out of service and no later
+/// apply speaks for the host: `gpuprov status` then exits as for a failed run.
+[[nodiscard]] bool upgrade_failed_since(const UpgradeState& state,
+                                        const std::string& run_started_at);
 
 struct UpgradeOptions {
     std::string profile;    ///< as the resume unit names it

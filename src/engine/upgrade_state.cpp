@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gpuprov/error.hpp>
 #include <gpuprov/json_text.hpp>
+#include <gpuprov/strings.hpp>
 #include <gpuprov/upgrade.hpp>
 #include <nlohmann/json.hpp>
 
@@ -35,7 +36,7 @@ std::optional<UpgradeState> load_upgrade_state(const System& sys) {
     }
 }
 
-void save_upgrade_state(System& sys, const UpgradeState& s) {
+std::string upgrade_state_to_json_text(const UpgradeState& s) {
     auto events = nlohmann::json::array();
     for (const auto& e : s.events) {
         events.push_back(
@@ -49,7 +50,40 @@ void save_upgrade_state(System& sys, const UpgradeState& s) {
                                 {"k8s_node", s.schedulers.k8s_node},
                                 {"kubeconfig", s.schedulers.kubeconfig}}},
                               {"events", events}};
-    sys.write_file_atomic(kUpgradeStatePath, json_text(j) + "\n", 0644);
+    return json_text(j);
+}
+
+void save_upgrade_state(System& sys, const UpgradeState& s) {
+    sys.write_file_atomic(kUpgradeStatePath, upgrade_state_to_json_text(s) + "\n", 0644);
+}
+
+std::vector<std::string> upgrade_summary(const UpgradeState& s) {
+    const UpgradeEvent none;
+    const auto& last = s.events.empty() ? none : s.events.back();
+    const bool finished = s.phase == "done" || s.phase == "failed";
+    std::vector<std::string> drained;
+    if (!s.schedulers.slurm_node.empty()) {
+        drained.push_back("Slurm node " + s.schedulers.slurm_node);
+    }
+    if (!s.schedulers.k8s_node.empty()) {
+        drained.push_back("Kubernetes node " + s.schedulers.k8s_node);
+    }
+    const auto nodes = drained.empty()     ? std::string("no scheduler knew this node")
+                       : s.phase == "done" ? fmt::format("{}: back in service", join(drained, ", "))
+                                           : fmt::format("{}: drained", join(drained, ", "));
+    std::vector<std::string> out{
+        fmt::format("{} {} {} (profile {}; {})", s.phase.empty() ? "unknown" : s.phase,
+                    finished ? "at" : "since", last.at.empty() ? "-" : last.at,
+                    s.profile.empty() ? "-" : s.profile, nodes)};
+    if (!last.message.empty()) {
+        out.push_back(fmt::format("{}: {}", last.event, last.message));
+    }
+    return out;
+}
+
+bool upgrade_failed_since(const UpgradeState& s, const std::string& run_started_at) {
+    // Both are RFC 3339 UTC with the same format (rfc3339()), so they order as strings.
+    return s.phase == "failed" && !s.events.empty() && s.events.back().at >= run_started_at;
 }
 
 } // namespace gpuprov

@@ -104,6 +104,10 @@ assert_no_file "resume unit removed" "$ROOT/etc/systemd/system/gpuprov-resume.se
 gp verify /etc/gpuprov/resume/e2e-debian12.yaml --quick --wait 30
 expect_rc "the gate's own command passes" 0
 assert_grep "the gate says the GPUs are ready" "gpuprov-ready: the GPUs are ready" "$GP_STDOUT"
+gp status
+expect_rc "status after the upgrade" 0
+assert_grep "status shows the upgrade done and the node back" \
+    "^Upgrade: +done at [0-9T:-]+Z \(profile .*; Slurm node gpu07, Kubernetes node gpu07: back in service\)" "$GP_STDOUT"
 
 # --- verify --smoke fails (the stand-in nvcc writes no program): the node stays drained ----------
 : >"$ROOT$CALLS"
@@ -115,6 +119,15 @@ assert_eq "drained, never put back" \
 assert_eq "record: drain idle apply failed" "drain idle apply failed" "$(upgrade_events)"
 assert_grep "the reason is the smoke test" "verify --smoke failed: .*smoke\.cuda" "$GP_STDERR"
 cp "$ROOT$RECORD" "$OUT/upgrade-smoke-failed.json" 2>/dev/null || true
+gp status
+expect_rc "status after the failed upgrade (its apply was done): failed, the node is drained" 1
+assert_grep "status shows the upgrade failed and what is drained" \
+    "^Upgrade: +failed at .*Slurm node gpu07, Kubernetes node gpu07: drained\)" "$GP_STDOUT"
+assert_grep "status says how to put the node back" "failed: verify --smoke failed.*scontrol update NodeName=gpu07 State=RESUME" "$GP_STDOUT"
+gp status --json
+check "status --json carries the record" "$E2E_PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["upgrade"]["phase"] == "failed" and d["upgrade"]["events"][-1]["event"] == "failed" else 1)' "$GP_STDOUT"
 
 # --- the module refuses to load: the upgrade stops, the node stays drained ----------------------
 rm -f "$ROOT/lib/modules/$SIM_KERNEL/updates/dkms/nvidia.ko"

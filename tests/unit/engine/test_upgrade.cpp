@@ -201,6 +201,38 @@ TEST(Upgrade, VerifyFailureLeavesTheNodeDrainedAndSaysWhy) {
     EXPECT_NE(state->events.back().message.find("driver.loaded"), std::string::npos);
 }
 
+TEST(UpgradeStatus, AFailedUpgradeSaysTheNodeIsDrainedAndHowToPutItBack) {
+    Cluster c;
+    c.verify_passes = false;
+    (void)c.upgrade();
+    const auto state = *load_upgrade_state(c.sys);
+    const auto lines = upgrade_summary(state);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_TRUE(lines[0].starts_with("failed at " + state.events.back().at)) << lines[0];
+    EXPECT_NE(lines[0].find("Slurm node gpu07, Kubernetes node gpu07: drained"), std::string::npos)
+        << lines[0];
+    EXPECT_TRUE(lines[1].starts_with("failed: verify --smoke failed")) << lines[1];
+    EXPECT_NE(lines[1].find("scontrol update NodeName=gpu07 State=RESUME"), std::string::npos);
+    // The record is what status --json shows: it reads back the same.
+    c.sys.add_file(kUpgradeStatePath, upgrade_state_to_json_text(state));
+    EXPECT_EQ(load_upgrade_state(c.sys)->events.size(), state.events.size());
+
+    // status exits as for a failed run until a later apply speaks for the host.
+    EXPECT_TRUE(upgrade_failed_since(state, ""));
+    EXPECT_TRUE(upgrade_failed_since(state, state.events.front().at));
+    EXPECT_FALSE(upgrade_failed_since(state, "9999-01-01T00:00:00Z"));
+}
+
+TEST(UpgradeStatus, ADoneUpgradePutTheNodeBack) {
+    Cluster c;
+    ASSERT_EQ(c.upgrade().status, StepStatus::done);
+    const auto state = *load_upgrade_state(c.sys);
+    const auto lines = upgrade_summary(state);
+    EXPECT_NE(lines[0].find("done at "), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("gpu07: back in service"), std::string::npos) << lines[0];
+    EXPECT_FALSE(upgrade_failed_since(state, ""));
+}
+
 TEST(Upgrade, NoSmokeIsKeptForTheRunAfterTheReboot) {
     Cluster c;
     c.apply_result = StepStatus::reboot_required;
