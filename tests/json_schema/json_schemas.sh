@@ -139,6 +139,26 @@ if command -v flock >/dev/null; then
 fi
 printf '{"schema":1,"result":"failed","steps":[]}\n' >"$st/var/lib/gpuprov/state.json"
 run_doc status 1 "status of a sparse journal (older gpuprov)" --root "$st" status --json
+# An upgrade that failed after the last apply (done) started: the node stays drained, status
+# exits 1 and carries the record; one that failed before it no longer speaks for the host.
+upgrade_record() { # AT
+    cat >"$st/var/lib/gpuprov/upgrade.json" <<JSON
+{"profile": "/etc/gpuprov/resume/x.yaml", "phase": "failed", "smoke": true,
+ "schedulers": {"slurm_node": "gpu07", "k8s_node": "", "kubeconfig": ""},
+ "events": [{"at": "$1", "boot_id": "b1", "event": "drain", "message": "scontrol update NodeName=gpu07 State=DRAIN"},
+            {"at": "$1", "boot_id": "b1", "event": "failed", "message": "verify --smoke failed: smoke.cuda"}]}
+JSON
+}
+journal done
+upgrade_record 2026-12-04T10:20:00Z
+run_doc status 1 "status after an upgrade that failed after the last apply" --root "$st" status --json
+jcheck "the record is carried" 'd["result"] == "done" and d["upgrade"]["phase"] == "failed" and d["upgrade"]["schedulers"]["slurm_node"] == "gpu07"'
+upgrade_record 2026-12-03T08:00:00Z
+run_doc status 0 "status after an apply newer than a failed upgrade" --root "$st" status --json
+printf '{"phase": [' >"$st/var/lib/gpuprov/upgrade.json"
+run_doc status 0 "status with an unreadable upgrade record" --root "$st" status --json
+jcheck "unreadable record: upgrade null, the error named" 'd["upgrade"] is None and "upgrade.json" in d["upgrade_error"]'
+rm -f "$st/var/lib/gpuprov/upgrade.json"
 
 # Negative: the validator rejects a broken document, so the passes above mean something. Each
 # mutation of a valid document must fail, naming the field.
