@@ -85,6 +85,12 @@ struct OpenedBundle {
                                        const std::string& fingerprint,
                                        const std::string& cache_dir);
 
+/// The fingerprint a bundle must be signed with: `--bundle-key` (as typed: spaces or colons
+/// and lower case allowed), the profile's bundle.key_fingerprint, or both when they name the
+/// same key. Throws UsageError when neither gives one, ProfileError (at the profile's key)
+/// when they differ.
+[[nodiscard]] std::string bundle_key_for(const Profile& profile, std::string_view cli_key);
+
 /// What this host needs that the bundle lacks: another OS or arch, the headers of the running
 /// kernel ("linux-headers-6.1.0-31-amd64", on EL "kernel-devel-5.14.0-...x86_64"). Empty when
 /// it fits.

@@ -232,6 +232,10 @@ struct Profile {
     std::optional<ReadinessSpec> readiness; ///< absent, or `gate: false`: no gate
     std::optional<FrameworkSpec> framework;
     std::vector<std::string> skip_steps;
+    /// bundle.key_fingerprint: the key an offline bundle (--from-bundle) must be signed with,
+    /// 40 upper-case hex digits, so cloud-init and fleet runs need no --bundle-key
+    /// (docs/air-gapped.md). Empty: only --bundle-key can trust a bundle.
+    std::string bundle_key;
     /// Positions of keys by dotted path ("cuda.version"), for errors raised after loading.
     std::map<std::string, SourcePos> positions;
 

@@ -36,14 +36,14 @@ void add_bundle_options(CLI::App* cmd, BundleArgs& args) {
         ->type_name("DIR|FILE.tar");
     cmd->add_option("--bundle-key", args.key,
                     "the fingerprint of the key the bundle must be signed with (gpuprov bundle "
-                    "prints it)")
+                    "prints it); default: the profile's bundle.key_fingerprint")
         ->type_name("FINGERPRINT");
 }
 
 void use_bundle(const BundleArgs& args) {
-    if (args.from.empty() != args.key.empty()) {
-        throw UsageError("--from-bundle and --bundle-key go together: a bundle is trusted only "
-                         "through the fingerprint of the key that signed it");
+    if (args.from.empty() && !args.key.empty()) {
+        throw UsageError("--bundle-key without --from-bundle: it names the key of the bundle "
+                         "that --from-bundle installs from");
     }
     if (!args.from.empty()) {
         active() = args;
@@ -63,7 +63,9 @@ Profile load_cli_profile(const GlobalOptions& opts, const std::string& profile_a
     if (cache.empty()) {
         throw HostError("no repository cache to open the bundle in (set HOME or run as root)");
     }
-    const auto bundle = open_bundle(sys, active()->from, active()->key, cache);
+    // --bundle-key, or the profile's bundle.key_fingerprint (both: the same key).
+    const auto key = bundle_key_for(profile, active()->key);
+    const auto bundle = open_bundle(sys, active()->from, key, cache);
     opened() = {.dir = bundle.dir, .key = bundle.fingerprint};
     const auto facts = detect_facts(sys, matrix);
     const auto gaps = bundle_gaps(bundle.manifest, facts);

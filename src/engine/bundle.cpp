@@ -296,6 +296,24 @@ std::vector<std::string> bundle_gaps(const BundleManifest& m, const HostFacts& f
     return gaps;
 }
 
+std::string bundle_key_for(const Profile& profile, std::string_view cli_key) {
+    const auto cli = normalized_fingerprint(cli_key);
+    if (cli.empty() && profile.bundle_key.empty()) {
+        throw UsageError("--from-bundle needs the fingerprint of the key that signed the bundle: "
+                         "pass --bundle-key FINGERPRINT (gpuprov bundle prints it) or set "
+                         "bundle.key_fingerprint in the profile");
+    }
+    if (!cli.empty() && !profile.bundle_key.empty() && cli != profile.bundle_key) {
+        const auto at = profile.pos("bundle.key_fingerprint");
+        throw ProfileError(at.file, at.line, at.col,
+                           fmt::format("bundle.key_fingerprint is {} but --bundle-key is {}: a "
+                                       "bundle is trusted through one key; drop --bundle-key or "
+                                       "change the profile",
+                                       profile.bundle_key, cli));
+    }
+    return cli.empty() ? profile.bundle_key : cli;
+}
+
 Profile profile_from_bundle(Profile profile, const OpenedBundle& bundle) {
     const auto& have = bundle.manifest.repositories;
     for (auto& [name, spec] : profile.repositories) {

@@ -828,7 +828,7 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
                             "repositories", "driver",      "cuda",      "cudnn",          "nccl",
                             "tensorrt",     "infiniband",  "container", "fabric_manager", "fabric",
                             "tuning",       "monitoring",  "framework", "kubernetes",     "steps",
-                            "mig",          "readiness"});
+                            "mig",          "readiness",   "bundle"});
     Profile p;
     p.source = root.pos.file;
     const auto& name = r.required(root, "", "name");
@@ -910,6 +910,13 @@ Profile build_profile(const Node& root, const Matrix& matrix) {
         if (gate == nullptr || r.boolean(*gate, "readiness.gate")) {
             p.readiness = spec;
         }
+    }
+    if (const auto* v = get(root, "bundle")) {
+        r.expect_map(*v, "bundle", {"key_fingerprint"});
+        const auto& fpr = r.required(*v, "bundle", "key_fingerprint");
+        p.bundle_key = normalise_fingerprint(
+            r.scalar(fpr, "bundle.key_fingerprint", "a 40-hex-digit key fingerprint"), fpr.pos,
+            "bundle.key_fingerprint");
     }
     if (const auto* v = get(root, "monitoring")) {
         p.monitoring = read_monitoring(r, *v);

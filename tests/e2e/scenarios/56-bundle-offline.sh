@@ -6,7 +6,8 @@
 # one .deb altered, one signed by another key, and one applied on a host running a kernel whose
 # headers it lacks are refused before any change. The air-gapped host has nouveau loaded, so the
 # driver needs a reboot: the resume unit must install from the same bundle (its extracted copy,
-# checked again), never from the repositories the host cannot reach.
+# checked again), never from the repositories the host cannot reach. The key can be pinned in the
+# profile (bundle.key_fingerprint) instead of --bundle-key.
 set -euo pipefail
 # shellcheck source=lib/scenario.sh
 source "$(dirname "$0")/../lib/scenario.sh"
@@ -115,6 +116,15 @@ expect_rc "second apply --from-bundle" 0
 assert_eq "the second apply changed no package" "$status_before" "$(sha256sum <"$ROOT/var/lib/dpkg/status")"
 gp plan "$PROFILE_IN_ROOT" --detailed-exitcode --from-bundle /root/bundle.tar --bundle-key "$FPR"
 expect_rc "plan --detailed-exitcode after apply" 0
+# The key pinned in the profile (bundle.key_fingerprint) instead of --bundle-key; both given and
+# different: refused at the profile's line, naming both.
+printf 'bundle:\n  key_fingerprint: "%s"\n' "$FPR" >>"$ROOT$PROFILE_IN_ROOT"
+gp verify "$PROFILE_IN_ROOT" --from-bundle /root/bundle.tar
+expect_rc "verify --from-bundle with the key pinned in the profile, no --bundle-key" 0
+gp plan "$PROFILE_IN_ROOT" --from-bundle /root/bundle.tar --bundle-key "$OTHER"
+expect_rc "plan with --bundle-key another than the profile's pin" 1
+assert_grep "the refusal is at the profile's key and names both" \
+    "$PROFILE_IN_ROOT:[0-9]+:[0-9]+: .*bundle.key_fingerprint is $FPR but --bundle-key is $OTHER" "$GP_STDERR"
 check "the sources name the bundle, not the mirror" grep -q 'URIs: file:///var/cache/gpuprov/repos/bundles/' \
     "$ROOT/etc/apt/sources.list.d/gpuprov-cuda.sources"
 if grep -Eq 'GET (https?)://' "$ROOT/var/log/gpuprov.log"; then

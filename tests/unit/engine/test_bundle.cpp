@@ -203,6 +203,27 @@ TEST(Bundle, TheProfilePointsAtTheBundleOnly) {
     EXPECT_THROW((void)profile_from_bundle(p, b), Error);
 }
 
+TEST(Bundle, TheKeyComesFromTheCommandLineOrTheProfileAndMustAgree) {
+    const std::string key = "5072F32786E13046E084C37C5134DC76D1113B78";
+    Profile p;
+    p.source = "/etc/gpuprov/p.yaml";
+    EXPECT_EQ(bundle_key_for(p, "5072 f327 86e1 3046 e084  c37c 5134 dc76 d111 3b78"), key);
+    EXPECT_THROW((void)bundle_key_for(p, ""), UsageError) << "no key from anywhere";
+    p.bundle_key = key;
+    p.positions["bundle.key_fingerprint"] = {"/etc/gpuprov/p.yaml", 7, 20};
+    EXPECT_EQ(bundle_key_for(p, ""), key);
+    EXPECT_EQ(bundle_key_for(p, "50:72:F3:27:86:E1:30:46:E0:84:C3:7C:51:34:DC:76:D1:11:3B:78"),
+              key);
+    try {
+        (void)bundle_key_for(p, "0123456789ABCDEF0123456789ABCDEF01234567");
+        FAIL() << "two keys accepted";
+    } catch (const ProfileError& e) {
+        EXPECT_EQ(e.line(), 7);
+        EXPECT_NE(std::string(e.what()).find("--bundle-key is 0123456789ABCDEF"), std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(Bundle, FreshHostStatusKeepsOnlyWhatMinbaseHas) {
     const std::string ok = "Status: install ok installed\n";
     const std::string status =
