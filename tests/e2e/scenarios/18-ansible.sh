@@ -94,7 +94,33 @@ check "a converged host shows no diff" bash -c '! grep -q blacklist-nouveau.conf
     >"$work/typo.log" 2>&1 && fail "a step id typo did not fail the task" || pass "a step id typo fails the task"
 assert_grep "the module names the allowed step ids" \
     "value of only must be one or more of: preflight, nouveau, cuda-repo, .*Got no match for: nvidia" "$work/typo.log"
-for n in check first second typo; do cp "$work/$n.log" "$OUT/ansible-$n.log" 2>/dev/null || true; done
+
+# gpu_upgrade (docs/fleet.md), run for real in waves of one host. Neither host is known to a
+# scheduler and both are converged, so each `gpuprov upgrade` applies nothing; no reboot (the
+# play's reboot and wait need a real machine). Without the smoke tests both pass and their
+# records say done. With them (the roots run no GPU code, so smoke.cuda fails) the first wave's
+# host fails, and max_fail_percentage: 0 keeps the play from reaching the second.
+upgrade_play() { # NAME ARGS...
+    local name=$1; shift
+    "${ansible_env[@]}" timeout -k 5 300 ansible-playbook -i "$work/inventory.yml" \
+        gpuprov.gpuprov.gpu_upgrade -e gpu_wave=1 -e gpu_job_wait=10 "$@" >"$work/$name.log" 2>&1
+}
+record_phase() { "$E2E_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["phase"])' "$1/var/lib/gpuprov/upgrade.json" 2>/dev/null || echo none; }
+check "ansible-playbook gpuprov.gpuprov.gpu_upgrade -e gpu_smoke=false" upgrade_play upgrade -e gpu_smoke=false
+assert_eq "upgrade wave 1: gpu-a upgraded" "changed=1 failed=0" "$(recap upgrade gpu-a)"
+assert_eq "upgrade wave 2: gpu-b upgraded" "changed=1 failed=0" "$(recap upgrade gpu-b)"
+assert_eq "gpu-a's record: done" "done" "$(record_phase "$ROOT_A")"
+assert_eq "gpu-b's record: done" "done" "$(record_phase "$ROOT_B")"
+assert_grep "the playbook passed --no-smoke (the record keeps it)" '"smoke": false' "$ROOT_A/var/lib/gpuprov/upgrade.json"
+b_record=$(sha256sum <"$ROOT_B/var/lib/gpuprov/upgrade.json")
+if upgrade_play upgrade-fails; then fail "the upgrade play passed with a failing smoke test"; else
+    pass "the upgrade play fails when a host's smoke test fails"; fi
+assert_eq "wave 1: gpu-a failed" "failed=1" "$(recap upgrade-fails gpu-a | grep -o 'failed=[0-9]*')"
+check "wave 2 never ran: gpu-b is not in the recap's work" bash -c \
+    "! grep -Eq '^gpu-b +:.*changed=[1-9]' '$work/upgrade-fails.log'"
+assert_eq "gpu-a's record: failed, left drained" "failed" "$(record_phase "$ROOT_A")"
+assert_eq "gpu-b was not upgraded again (its record unchanged)" "$b_record" "$(sha256sum <"$ROOT_B/var/lib/gpuprov/upgrade.json")"
+for n in check first second typo upgrade upgrade-fails; do cp "$work/$n.log" "$OUT/ansible-$n.log" 2>/dev/null || true; done
 ROOT=$ROOT_B kill_procs_in_root || true
 rootfs_remove "$ROOT_B"
 scenario_end
