@@ -59,7 +59,7 @@ DRIVER_KERNELS='^(4\.|5\.|6\.)'
 # shellcheck source=mirror/payload.sh
 source "$HERE/payload.sh" # mkso and the payload both mirror halves package
 # shellcheck source=mirror/dcgm.sh
-source "$HERE/dcgm.sh" # DCGM's versions and payloads (dcgm_rpms below packages them)
+source "$HERE/dcgm.sh" # DCGM's payloads (dcgm_rpms below packages them)
 
 # The build host's Debian versionlock plugin, the payload of the python3-dnf-plugin-versionlock
 # stand-in (the EL roots have it removed, as a stock RHEL/Rocky image lacks it).
@@ -292,11 +292,19 @@ HDR
     REQ="libnccl = $v-1+cuda$cu" mkrpm libnccl-devel none "$v" "1+cuda$cu" x86_64 "NVIDIA Collective Communication Library (NCCL) Development Files"
 }
 
-# DCGM 4 as rpms: the same names, epoch-1 versions and exact-version Requires as the debs
-# (mirror/dcgm.sh; NVIDIA's guide installs datacenter-gpu-manager-4-cuda<N> with dnf too).
+# DCGM 4 as rpms: the names, epoch-1 versions and exact-version Requires between the parts, as the
+# debs' recorded stanzas have them (tests/fixtures/nvidia-repos/<slug>/Packages.dcgm; NVIDIA's guide
+# installs datacenter-gpu-manager-4-cuda<N> with dnf too). Kept in shell: no primary.xml, `dnf info`
+# or `rpm -qR` of NVIDIA's rhel repositories' DCGM was found, so the rpm side is INFERRED from the
+# deb side and from DCGM's packaging.cmake ([DCGM-CM] in the fixtures' README). Left out of the
+# stand-ins, deliberately, until the EL roots carry them: core's `Requires: glibc >= 2.27, lshw`
+# and `Requires(pre): (shadow or shadow-utils), (/usr/sbin/nologin or /sbin/nologin)`, -cuda<N>'s
+# `Provides: datacenter-gpu-manager-4 = 1:V` and `Recommends: libnuma.so.1()(64bit)` (all
+# [DCGM-CM]); -proprietary's Requires are INFERRED as on the deb side.
+DCGM_RPM_VERSIONS=(1:4.4.2-1 1:4.6.1-1)
 dcgm_rpms() {
     local v ep up rel n
-    for v in "${DCGM_VERSIONS[@]}"; do
+    for v in "${DCGM_RPM_VERSIONS[@]}"; do
         ep=${v%%:*} up=${v#*:}
         rel=${up##*-} up=${up%-*}
         payload_dcgm_hostengine "$up" | put datacenter-gpu-manager-4-core "$up" "$rel" /usr/bin/nv-hostengine 0755
@@ -306,7 +314,7 @@ dcgm_rpms() {
         REQ="datacenter-gpu-manager-4-core = $v" mkrpm datacenter-gpu-manager-4-proprietary "$ep" "$up" "$rel" x86_64 \
             "NVIDIA Datacenter GPU Manager (proprietary components)"
         for n in 12 13; do
-            echo "gpuprov e2e stand-in: DCGM $up diagnostic plugins for CUDA $n" |
+            payload_dcgm_plugins "$up" "$n" |
                 put "datacenter-gpu-manager-4-cuda$n" "$up" "$rel" "$DCGM_LIBEXEC/plugins/cuda$n/README" 0644
             REQ="datacenter-gpu-manager-4-core = $v" mkrpm "datacenter-gpu-manager-4-cuda$n" "$ep" "$up" "$rel" x86_64 \
                 "NVIDIA Datacenter GPU Manager (CUDA $n)"
