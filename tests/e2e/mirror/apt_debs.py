@@ -4,15 +4,17 @@ read by apt_fixtures.py): each .deb carries exactly its stanza's control fields 
 stripped; Maintainer and Installed-Size added) and the stand-in files its X-Payload names.
 
   apt_debs.py build FIXTURES-DIR POOL-DIR KERNEL-REGEX
-      writes POOL-DIR/<key>/<name>_<version>_<arch>.deb, one per distinct stanza, and prints
-      "REPO <slug> <key>/<file>" for every .deb a slug's repository lists. <key> is the stanza's
-      content hash: one name and version recorded differently in two slugs (NVIDIA's Ubuntu and
-      Debian repositories are separate) are two .debs.
+      writes POOL-DIR/<key>/<name>_<version>_<arch>.deb (the version without its epoch, as dpkg-deb
+      and NVIDIA name files), one per distinct stanza, and prints "REPO <slug> <key>/<file>" for
+      every .deb of a slug's driver graph (<slug>/Packages) and "REPO <slug>-dcgm <key>/<file>" for
+      its DCGM 4 (<slug>/Packages.dcgm). <key> is the stanza's content hash: one name and version
+      recorded differently in two slugs (NVIDIA's Ubuntu and Debian repositories are separate)
+      are two .debs.
 
 One python process packs them all (ar + tar, the .deb format dpkg-deb writes), because forking
 dpkg-deb, cat and chmod per package made the mirror build several times slower on a loaded CI
-host. The payloads are mirror/build.sh's: payload.sh's functions and mkso (called once each through
-bash), stubs/nvidia-smi, and the DKMS flow the driver packages always had (dh_dkms' postinst runs
+host. The payloads are mirror/build.sh's: payload.sh's and dcgm.sh's functions and mkso (called once
+each through bash), stubs/nvidia-smi, and the DKMS flow the driver packages always had (dh_dkms' postinst runs
 `dkms add` + `dkms install` for the running kernel; lib/dkms-standin builds, lib/modprobe-standin
 loads). MIRROR_SCALE=K (bench only) adds K-1 filler dependencies per package, as build.sh's mkdeb.
 Stdlib only: it runs on the e2e host's system python.
@@ -43,6 +45,18 @@ def payload_sh(function, *args):
                            function] + list(args), check=True, stdout=subprocess.PIPE).stdout
 
 
+def dcgm_sh(function, *args):
+    """The output of one mirror/dcgm.sh function (DCGM's payloads, shared with build-rpm.sh)."""
+    return subprocess.run(["bash", "-c", 'source "$1"; shift; "$@"', "_", os.path.join(HERE, "dcgm.sh"),
+                           function] + list(args), check=True, stdout=subprocess.PIPE).stdout
+
+
+def dcgm_libexec():
+    """dcgm.sh's DCGM_LIBEXEC (where NVIDIA's packages put the plugins)."""
+    return subprocess.run(["bash", "-c", 'source "$1"; printf %s "$DCGM_LIBEXEC"', "_", os.path.join(HERE, "dcgm.sh")],
+                          check=True, stdout=subprocess.PIPE).stdout.decode()
+
+
 class Payloads:
     """The stand-in files, each made once and reused by every .deb that carries it."""
 
@@ -66,10 +80,12 @@ class Payloads:
                 return f.read()
         return self.once(("so", soname), make)
 
-    def files(self, name, upstream, words):
+    def files(self, name, version, words):
         """(files, scripts): files maps path -> (mode, bytes) or ("link", target); scripts maps
-        control-archive member (postinst, prerm, conffiles, triggers) -> text."""
+        control-archive member (postinst, prerm, conffiles, triggers) -> text. version is the
+        stanza's (epoch and revision included)."""
         files, scripts = {}, {}
+        upstream = apt_fixtures.upstream(version)
         cuda = next((w[5:] for w in words if w.startswith("cuda=")), None)
         for w in words:
             if w in ("none", "pin-file") or w.startswith("cuda="):
@@ -119,6 +135,17 @@ class Payloads:
                 # nodes_config.cfg ships.
                 files["/etc/nvidia-imex/config.cfg"] = (0o644, self.once("imexcfg", lambda: payload_sh("payload_imex_config")))
                 scripts["conffiles"] = "/etc/nvidia-imex/config.cfg\n"
+            elif w == "dcgm-hostengine":
+                # As the hand-written stand-ins had it: the version without its epoch.
+                files["/usr/bin/nv-hostengine"] = (0o755, dcgm_sh("payload_dcgm_hostengine", version.split(":", 1)[-1]))
+            elif w == "dcgmi":
+                files["/usr/bin/dcgmi"] = (0o755, dcgm_sh("payload_dcgmi", version))
+            elif w == "dcgm-unit":
+                files["/lib/systemd/system/nvidia-dcgm.service"] = (
+                    0o644, self.once("dcgmu", lambda: dcgm_sh("payload_dcgm_unit")))
+            elif w == "dcgm-plugins":
+                libexec = self.once("dcgmlibexec", dcgm_libexec)
+                files["%s/plugins/cuda%s/README" % (libexec, cuda)] = (0o644, dcgm_sh("payload_dcgm_plugins", upstream, cuda))
             else:
                 raise SystemExit("apt_debs.py: %s: unknown X-Payload role %s" % (name, w))
         return files, scripts
@@ -236,6 +263,15 @@ def control_file(stanza, files, extra_depends):
     return "\n".join(lines) + "\n"
 
 
+def all_stanzas(fixtures_dir):
+    """(slug, slug_dir, part, stanza) for every stanza of every slug's files (apt_fixtures.PARTS)."""
+    for slug in apt_fixtures.SLUGS:
+        slug_dir = os.path.join(fixtures_dir, slug)
+        for part, _, stanzas in apt_fixtures.load_parts(slug_dir):
+            for _, st in stanzas:
+                yield slug, slug_dir, part, st
+
+
 def build(fixtures_dir, pool, kernels):
     errs = apt_fixtures.check(fixtures_dir)
     if errs:
@@ -244,36 +280,34 @@ def build(fixtures_dir, pool, kernels):
     lines, built = [], set()
     with tempfile.TemporaryDirectory() as tmp:
         payloads = Payloads(kernels, tmp)
-        for slug in apt_fixtures.SLUGS:
-            slug_dir = os.path.join(fixtures_dir, slug)
-            _, stanzas = apt_fixtures.load_slug(slug_dir)
-            for _, st in stanzas:
-                words = [os.path.abspath(os.path.join(slug_dir, w)) if w.startswith("pin/") else w
-                         for w in st["X-Payload"].split()]
-                fn = "%s_%s_%s.deb" % (st["Package"], st["Version"], st["Architecture"])
-                content = apt_fixtures.control_text(st) + "\0" + "\0".join(
-                    open(w).read() if w.startswith("/") else w for w in words)
-                key = hashlib.sha256(content.encode()).hexdigest()[:12]
-                fillers = ["%s-benchfill-%d" % (st["Package"], i) for i in range(1, scale)]
-                if key not in built:
-                    built.add(key)
-                    files, scripts = payloads.files(st["Package"], apt_fixtures.upstream(st["Version"]), words)
-                    os.makedirs(os.path.join(pool, key), exist_ok=True)
-                    build_deb(os.path.join(pool, key, fn), control_file(st, files, fillers), files, scripts)
-                lines.append("REPO %s %s/%s" % (slug, key, fn))
-                for f in fillers:  # bench only: one small file each, as build.sh's fillers
-                    rel = "bench/%s_1.0_amd64.deb" % f
-                    if rel not in built:
-                        built.add(rel)
-                        body = ("bench filler %s of %s\n" % (f.rsplit("-", 1)[1], st["Package"])).encode()
-                        ffiles = {"/usr/share/gpuprov-bench/" + f: (0o644, body)}
-                        fst = {"Package": f, "Version": "1.0", "Architecture": "amd64",
-                               "Section": "multiverse/libs", "Description": "gpuprov bench filler"}
-                        os.makedirs(os.path.join(pool, "bench"), exist_ok=True)
-                        build_deb(os.path.join(pool, rel), control_file(fst, ffiles, []), ffiles, {})
-                    line = "REPO %s %s" % (slug, rel)
-                    if line not in lines:
-                        lines.append(line)
+        for slug, slug_dir, part, st in all_stanzas(fixtures_dir):
+            repo = slug + ("-" + part if part else "")
+            words = [os.path.abspath(os.path.join(slug_dir, w)) if w.startswith("pin/") else w
+                     for w in st["X-Payload"].split()]
+            fn = "%s_%s_%s.deb" % (st["Package"], st["Version"].split(":", 1)[-1], st["Architecture"])
+            content = apt_fixtures.control_text(st) + "\0" + "\0".join(
+                open(w).read() if w.startswith("/") else w for w in words)
+            key = hashlib.sha256(content.encode()).hexdigest()[:12]
+            fillers = ["%s-benchfill-%d" % (st["Package"], i) for i in range(1, scale)]
+            if key not in built:
+                built.add(key)
+                files, scripts = payloads.files(st["Package"], st["Version"], words)
+                os.makedirs(os.path.join(pool, key), exist_ok=True)
+                build_deb(os.path.join(pool, key, fn), control_file(st, files, fillers), files, scripts)
+            lines.append("REPO %s %s/%s" % (repo, key, fn))
+            for f in fillers:  # bench only: one small file each, as build.sh's fillers
+                rel = "bench/%s_1.0_amd64.deb" % f
+                if rel not in built:
+                    built.add(rel)
+                    body = ("bench filler %s of %s\n" % (f.rsplit("-", 1)[1], st["Package"])).encode()
+                    ffiles = {"/usr/share/gpuprov-bench/" + f: (0o644, body)}
+                    fst = {"Package": f, "Version": "1.0", "Architecture": "amd64",
+                           "Section": "multiverse/libs", "Description": "gpuprov bench filler"}
+                    os.makedirs(os.path.join(pool, "bench"), exist_ok=True)
+                    build_deb(os.path.join(pool, rel), control_file(fst, ffiles, []), ffiles, {})
+                line = "REPO %s %s" % (repo, rel)
+                if line not in lines:
+                    lines.append(line)
     return lines
 
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The apt fixtures of tests/fixtures/nvidia-repos (<slug>/Packages, <slug>/pin/*): one reader for
+"""The apt fixtures of tests/fixtures/nvidia-repos (<slug>/Packages, <slug>/Packages.dcgm, <slug>/pin/*): one reader for
 the checker (ctest nvidia_repo_fixtures_apt) and for the e2e mirror (mirror/apt_debs.py, which
 build.sh calls), so the stand-in .debs carry exactly the recorded control fields. Format: tests/fixtures/nvidia-repos/README.md.
 
   apt_fixtures.py check FIXTURES-DIR          every stanza sourced, statused, well formed
   apt_fixtures.py self-test                   the checker refuses broken samples (a check that can fail)
-  apt_fixtures.py index SLUG-DIR              the slug's Packages index without X- fields, with made-up
-                                              Filename/Size (for apt-get -s in a sandbox, no .debs)
+  apt_fixtures.py index SLUG-DIR [PART]       the slug's Packages index (PART dcgm: Packages.dcgm) without
+                                              X- fields, with made-up Filename/Size (for apt-get -s in a
+                                              sandbox, no .debs)
 Stdlib only: it runs on the e2e host's system python and under ctest.
 """
 import os
@@ -14,6 +15,17 @@ import re
 import sys
 
 SLUGS = ("ubuntu2404", "ubuntu2204", "debian12")
+# The files of a slug: the driver graph (served on the 2026 tree only) and DCGM 4 (served on both
+# trees, so it is a file of its own; README.md "DCGM 4").
+PARTS = {"": "Packages", "dcgm": "Packages.dcgm"}
+# Names the distribution's own archive provides (Debian's and Ubuntu's, both): a Depends on them is
+# NVIDIA's, satisfied by the host's archive, not by NVIDIA's repository. DCGM's core needs them
+# (DCGM's packaging.cmake); the e2e mirror's `debian` repository carries stand-ins for the ones a
+# minbase root lacks (mirror/distro_dcgm.sh).
+DISTRO_PACKAGES = {"libc6", "lshw", "passwd", "login", "libnuma1"}
+# DCGM 4's parts are published and installed at one version: each (= V) between them names the
+# depending stanza's own version (README.md "DCGM 4").
+DCGM_PREFIX = "datacenter-gpu-manager-4"
 # Control fields a fixture stanza may carry, in the order the .deb's control file gets them.
 CONTROL_FIELDS = ["Package", "Version", "Architecture", "Source", "Section", "Pre-Depends", "Depends",
                   "Recommends", "Provides", "Conflicts", "Replaces", "Breaks", "Description"]
@@ -23,7 +35,8 @@ REQUIRED = ["Package", "Version", "Architecture", "X-Source", "X-Status", "X-Pay
 ARCHES = {"amd64", "all"}
 # Payload roles mirror/build.sh knows how to stage (README.md says what each installs).
 ROLES = {"none", "dkms-proprietary", "dkms-open", "compute-libs", "nvidia-smi", "persistenced",
-         "fabricmanager", "nscq", "imex", "nvlsm", "pin-file"}
+         "fabricmanager", "nscq", "imex", "nvlsm", "pin-file", "dcgm-hostengine", "dcgmi", "dcgm-unit",
+         "dcgm-plugins"}
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.\-]+$")
 VERSION_RE = re.compile(r"^([0-9]+:)?[0-9][A-Za-z0-9.+~]*(-[A-Za-z0-9.+~]+)?$")
 ATOM_RE = re.compile(r"^([a-z0-9][a-z0-9+.\-]+)(:any)?( \((<<|<=|=|>=|>>) ([^ )]+)\))?$")
@@ -152,6 +165,8 @@ def check_stanza(slug_dir, where, fields, tags):
                 errs.append("X-Payload role %r is not one of %s" % (r, sorted(ROLES)))
         if "nvidia-smi" in roles and not any(re.match(r"^cuda=[0-9]+\.[0-9]+$", w) for w in words):
             errs.append("X-Payload nvidia-smi needs cuda=X.Y (the CUDA version it reports)")
+        if "dcgm-plugins" in roles and not any(re.match(r"^cuda=[0-9]+$", w) for w in words):
+            errs.append("X-Payload dcgm-plugins needs cuda=N (the CUDA major the plugins are built for)")
         if "pin-file" in roles:
             pins = [w for w in words if w.startswith("pin/")]
             if len(pins) != 1:
@@ -172,40 +187,65 @@ def load_tags(fixtures_dir):
         return set()
 
 
-def load_slug(slug_dir):
-    path = os.path.join(slug_dir, "Packages")
+def load_slug(slug_dir, part=""):
+    path = os.path.join(slug_dir, PARTS[part])
     with open(path) as f:
         return path, parse(f.read(), path)
+
+
+def load_parts(slug_dir):
+    """[(part, path, stanzas)] for each part file the slug has (Packages is required)."""
+    out = []
+    for part in PARTS:
+        if part and not os.path.exists(os.path.join(slug_dir, PARTS[part])):
+            continue
+        path, stanzas = load_slug(slug_dir, part)
+        out.append((part, path, stanzas))
+    return out
 
 
 def check_slug(slug_dir, tags):
     errs = []
     try:
-        path, stanzas = load_slug(slug_dir)
+        parts = load_parts(slug_dir)
     except (OSError, FixtureError) as e:
         return [str(e)]
-    seen, names, used_pins = {}, set(), set()
-    for line, st in stanzas:
-        where = "%s:%d" % (path, line)
-        errs += check_stanza(slug_dir, where, st, tags)
-        key = (st.get("Package"), st.get("Version"), st.get("Architecture"))
-        if key in seen:
-            errs.append("%s: %s %s %s already at line %d" % (where, key[0], key[1], key[2], seen[key]))
-        seen[key] = line
-        names.add(st.get("Package"))
-        for g in relation_groups_safe(st.get("Provides", "")):
-            names.add(g[0][0])
-        for w in st.get("X-Payload", "").split():
-            if w.startswith("pin/"):
-                used_pins.add(w)
-    # Every dependency names something this repository carries (a typo is an error); Recommends
-    # may name packages from elsewhere (apt ignores a missing recommendation).
-    for line, st in stanzas:
-        for f in ("Pre-Depends", "Depends"):
-            for g in relation_groups_safe(st.get(f, "")):
-                if not any(a[0] in names for a in g):
-                    errs.append("%s:%d: %s %s: no stanza is or provides any of it" %
-                                (path, line, f, " | ".join(a[0] for a in g)))
+    seen, names, used_pins, versions = {}, set(), set(), {}
+    for _, path, stanzas in parts:
+        for line, st in stanzas:
+            where = "%s:%d" % (path, line)
+            errs += check_stanza(slug_dir, where, st, tags)
+            key = (st.get("Package"), st.get("Version"), st.get("Architecture"))
+            if key in seen:
+                errs.append("%s: %s %s %s already at %s" % (where, key[0], key[1], key[2], seen[key]))
+            seen[key] = where
+            names.add(st.get("Package"))
+            versions.setdefault(st.get("Package"), set()).add(st.get("Version"))
+            for g in relation_groups_safe(st.get("Provides", "")):
+                names.add(g[0][0])
+                if g[0][2]:
+                    versions.setdefault(g[0][0], set()).add(g[0][2])
+            for w in st.get("X-Payload", "").split():
+                if w.startswith("pin/"):
+                    used_pins.add(w)
+    # Every dependency names something this repository carries (a typo is an error), or one of
+    # the distribution's own packages; Recommends may name packages from elsewhere (apt ignores a
+    # missing recommendation). An exact (= V) dependency on a package of this repository names a
+    # version it publishes: otherwise apt could never install the depending stanza.
+    for _, path, stanzas in parts:
+        for line, st in stanzas:
+            for f in ("Pre-Depends", "Depends"):
+                for g in relation_groups_safe(st.get(f, "")):
+                    if not any(a[0] in names or a[0] in DISTRO_PACKAGES for a in g):
+                        errs.append("%s:%d: %s %s: no stanza is or provides any of it" %
+                                    (path, line, f, " | ".join(a[0] for a in g)))
+                    for name, op, ver in g:
+                        if op == "=" and name in versions and ver not in versions[name]:
+                            errs.append("%s:%d: %s %s (= %s): no stanza is or provides that version" %
+                                        (path, line, f, name, ver))
+    for part, path, stanzas in parts:
+        if part == "dcgm":
+            errs += check_dcgm(path, stanzas)
     pin_dir = os.path.join(slug_dir, "pin")
     if os.path.isdir(pin_dir):
         for fn in sorted(os.listdir(pin_dir)):
@@ -213,6 +253,29 @@ def check_slug(slug_dir, tags):
                 errs.append("%s: no stanza installs it (X-Payload pin-file pin/%s)" % (os.path.join(pin_dir, fn), fn))
             else:
                 errs += check_pin_file(os.path.join(pin_dir, fn))
+    return errs
+
+
+def check_dcgm(path, stanzas):
+    """DCGM 4's parts at one version: every relation between them is (= the stanza's own version),
+    every part is published at every version, and nothing else lives in Packages.dcgm."""
+    errs, parts_at = [], {}
+    for line, st in stanzas:
+        name, version = st.get("Package", ""), st.get("Version", "")
+        if not name.startswith(DCGM_PREFIX + "-"):
+            errs.append("%s:%d: %s is not a DCGM 4 package (%s-*)" % (path, line, name, DCGM_PREFIX))
+            continue
+        parts_at.setdefault(version, set()).add(name)
+        for f in ("Pre-Depends", "Depends", "Recommends", "Provides", "Conflicts", "Breaks"):
+            for g in relation_groups_safe(st.get(f, "")):
+                for dep, op, ver in g:
+                    if dep.startswith(DCGM_PREFIX) and op is not None and (op != "=" or ver != version):
+                        errs.append("%s:%d: %s %s (%s %s): DCGM's parts relate at their own version (= %s)"
+                                    % (path, line, f, dep, op, ver, version))
+    every = set().union(*parts_at.values()) if parts_at else set()
+    for version, names in sorted(parts_at.items()):
+        for missing in sorted(every - names):
+            errs.append("%s: %s is not published at %s, the other DCGM parts are" % (path, missing, version))
     return errs
 
 
@@ -258,6 +321,8 @@ def check(fixtures_dir):
         if not os.path.isdir(d):
             errs.append("%s: missing" % d)
             continue
+        if not os.path.isfile(os.path.join(d, PARTS["dcgm"])):
+            errs.append("%s: missing (DCGM 4 is served from every slug)" % os.path.join(d, PARTS["dcgm"]))
         errs += check_slug(d, tags)
     return errs
 
@@ -266,8 +331,8 @@ def control_text(st):
     return "".join("%s: %s\n" % (f, st[f].replace("\n", "\n ")) for f in CONTROL_FIELDS if f in st)
 
 
-def index(slug_dir):
-    _, stanzas = load_slug(slug_dir)
+def index(slug_dir, part=""):
+    _, stanzas = load_slug(slug_dir, part)
     out = []
     for _, st in stanzas:
         fn = "%s_%s_%s.deb" % (st["Package"], st["Version"], st["Architecture"])
@@ -303,9 +368,56 @@ BROKEN = [
     ("missing pin file", lambda s: s.replace("X-Payload: none", "X-Payload: pin-file pin/absent"), "no such file"),
     ("bad relation", lambda s: s.replace("(>= 595.91.07)", "(>= 595.91.07"), "bad relation"),
     ("dangling Depends", lambda s: s.replace("Depends: nvidia-driver-open", "Depends: nvidia-driver-opne"), "no stanza is or provides"),
-    ("duplicate version", lambda s: s + "\n" + s.split("\n\n")[0] + "\n", "already at line"),
+    ("duplicate version", lambda s: s + "\n" + s.split("\n\n")[0] + "\n", "already at "),
     ("unknown field", lambda s: s.replace("X-Payload: none", "X-Payload: none\nFilename: ./x.deb"), "unknown field"),
     ("X-Confirmed names an absent field", lambda s: s.replace("X-Status: CONFIRMED", "X-Confirmed: Conflicts\nX-Status: CONFIRMED"), "does not carry"),
+]
+
+GOOD_DCGM = """Package: datacenter-gpu-manager-4-core
+Version: 1:4.4.2-1
+Architecture: amd64
+Depends: libc6 (>= 2.27), lshw
+X-Source: [T1] a capture
+X-Status: INFERRED the Depends list is the build's
+X-Payload: dcgm-hostengine dcgmi dcgm-unit
+
+Package: datacenter-gpu-manager-4-cuda12
+Version: 1:4.4.2-1
+Architecture: amd64
+Depends: datacenter-gpu-manager-4-core (= 1:4.4.2-1)
+Provides: datacenter-gpu-manager-4 (= 1:4.4.2-1)
+X-Source: [T1] a capture
+X-Status: CONFIRMED
+X-Payload: dcgm-plugins cuda=12
+
+Package: datacenter-gpu-manager-4-core
+Version: 1:4.6.1-1
+Architecture: amd64
+Depends: libc6 (>= 2.27), lshw
+X-Source: [T1] a capture
+X-Status: INFERRED the Depends list is the build's
+X-Payload: dcgm-hostengine dcgmi dcgm-unit
+
+Package: datacenter-gpu-manager-4-cuda12
+Version: 1:4.6.1-1
+Architecture: amd64
+Depends: datacenter-gpu-manager-4-core (= 1:4.6.1-1)
+Provides: datacenter-gpu-manager-4 (= 1:4.6.1-1)
+X-Source: [T1] a capture
+X-Status: CONFIRMED
+X-Payload: dcgm-plugins cuda=12
+"""
+# (what, mutate GOOD_DCGM, expected error); the driver sample stays GOOD.
+BROKEN_DCGM = [
+    ("a DCGM stanza without X-Source", lambda s: s.replace("X-Source: [T1] a capture\nX-Status: CONFIRMED\nX-Payload: dcgm-plugins cuda=12\n", "X-Status: CONFIRMED\nX-Payload: dcgm-plugins cuda=12\n", 1), "missing X-Source"),
+    ("a DCGM stanza without X-Status", lambda s: s.replace("X-Status: CONFIRMED\n", "", 1), "missing X-Status"),
+    ("-cuda12 on core at another published version",
+     lambda s: s.replace("datacenter-gpu-manager-4-core (= 1:4.6.1-1)", "datacenter-gpu-manager-4-core (= 1:4.4.2-1)"), "at their own version"),
+    ("-cuda12 on core with a floor", lambda s: s.replace("datacenter-gpu-manager-4-core (= 1:4.6.1-1)", "datacenter-gpu-manager-4-core (>= 1:4.6.1-1)"), "at their own version"),
+    ("a part missing at one version", lambda s: s.split("\n\n", 1)[1], "is not published at 1:4.4.2-1"),
+    ("a distro name nobody provides", lambda s: s.replace("lshw\n", "lshw, libdcgm-imagined\n", 1), "no stanza is or provides"),
+    ("dcgm-plugins without its CUDA major", lambda s: s.replace("dcgm-plugins cuda=12", "dcgm-plugins", 1), "needs cuda=N"),
+    ("a driver package in Packages.dcgm", lambda s: s + "\n" + GOOD.split("\n\n")[1], "is not a DCGM 4 package"),
 ]
 
 
@@ -316,11 +428,17 @@ def self_test():
         with open(os.path.join(tmp, "README.md"), "w") as f:
             f.write("- [T1] a test source\n")
 
-        def run(text):
+        def run(text, dcgm=GOOD_DCGM):
             for slug in SLUGS:
                 os.makedirs(os.path.join(tmp, slug), exist_ok=True)
                 with open(os.path.join(tmp, slug, "Packages"), "w") as f:
                     f.write(text)
+                path = os.path.join(tmp, slug, PARTS["dcgm"])
+                if dcgm is None:
+                    os.remove(path) if os.path.exists(path) else None
+                else:
+                    with open(path, "w") as f:
+                        f.write(dcgm)
             return check(tmp)
 
         errs = run(GOOD)
@@ -329,6 +447,23 @@ def self_test():
             failures += 1
         for what, mutate, expect in BROKEN:
             errs = run(mutate(GOOD))
+            if not any(expect in e for e in errs):
+                print("FAIL: %s: expected an error containing %r, got %r" % (what, expect, errs))
+                failures += 1
+            else:
+                print("ok: refuses %s" % what)
+        for what, mutate, expect in BROKEN_DCGM:
+            errs = run(GOOD, mutate(GOOD_DCGM))
+            if not any(expect in e for e in errs):
+                print("FAIL: %s: expected an error containing %r, got %r" % (what, expect, errs))
+                failures += 1
+            else:
+                print("ok: refuses %s" % what)
+        exact = GOOD.replace("nvidia-driver-open (>= 595.91.07)", "nvidia-driver-open (= 595.91.06-1ubuntu1)")
+        for what, text, dcgm, expect in [
+                ("an exact Depends on an unpublished version", exact, GOOD_DCGM, "no stanza is or provides that version"),
+                ("a slug without Packages.dcgm", GOOD, None, "DCGM 4 is served from every slug")]:
+            errs = run(text, dcgm)
             if not any(expect in e for e in errs):
                 print("FAIL: %s: expected an error containing %r, got %r" % (what, expect, errs))
                 failures += 1
@@ -363,12 +498,13 @@ def main(argv):
             print(e)
         if not errs:
             n = sum(len(load_slug(os.path.join(argv[2], s))[1]) for s in SLUGS)
-            print("ok: %d stanzas in %s, each sourced and statused" % (n, ", ".join(SLUGS)))
+            d = sum(len(load_slug(os.path.join(argv[2], s), "dcgm")[1]) for s in SLUGS)
+            print("ok: %d driver and %d DCGM stanzas in %s, each sourced and statused" % (n, d, ", ".join(SLUGS)))
         return 1 if errs else 0
     if len(argv) == 2 and argv[1] == "self-test":
         return 1 if self_test() else 0
-    if len(argv) == 3 and argv[1] == "index":
-        sys.stdout.write(index(argv[2]))
+    if len(argv) in (3, 4) and argv[1] == "index":
+        sys.stdout.write(index(argv[2], argv[3] if len(argv) == 4 else ""))
         return 0
     print(__doc__, file=sys.stderr)
     return 2

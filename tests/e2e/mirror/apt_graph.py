@@ -9,7 +9,9 @@ preferences.d under a temporary directory) against each slug's index (apt_fixtur
 The claims are the reference's (/work/shared/reference/nvidia-repos-2026.md §0, A3, A4) and the
 e2e control scenario's (tests/e2e/scenarios/29-apt-graph-control.sh, which asks the same of real
 apt in a root, .debs installed). A pinning package "installed" here is its dpkg status entry
-plus its pin file in preferences.d, as dpkg would leave them.
+plus its pin file in preferences.d, as dpkg would leave them. DCGM 4 (<slug>/Packages.dcgm) gets
+its own sandbox with a small Debian archive beside it (DEBIAN_ARCHIVE): its claims are the ones
+e2e 59 asks of real apt in a root.
 """
 import os
 import re
@@ -27,15 +29,37 @@ import apt_fixtures  # noqa: E402
 NOT_DRIVER = re.compile(r"^nvidia-driver-pinning")
 
 
+# The distribution's packages DCGM's core depends on or its plugins recommend, at Debian 12's
+# versions (the e2e root's dpkg status; lshw and libnuma1 as mirror/distro_dcgm.sh records them).
+# `installed` ones are in the sandbox's dpkg status from the start, as on a minbase root. Their own
+# dependencies on libraries every root has (libgcc-s1, libstdc++6) are left out here.
+DEBIAN_ARCHIVE = [
+    ({"Package": "libc6", "Version": "2.36-9+deb12u14", "Architecture": "amd64"}, True),
+    ({"Package": "passwd", "Version": "1:4.13+dfsg1-1+deb12u2", "Architecture": "amd64"}, True),
+    ({"Package": "login", "Version": "1:4.13+dfsg1-1+deb12u2", "Architecture": "amd64"}, True),
+    ({"Package": "lshw", "Version": "02.19.git.2021.06.19.996aaad9c7-2+b1", "Architecture": "amd64",
+      "Depends": "libc6 (>= 2.34)"}, False),
+    ({"Package": "libnuma1", "Version": "2.0.16-1", "Architecture": "amd64", "Depends": "libc6 (>= 2.34)"}, False),
+]
+
+
 class Sandbox:
-    def __init__(self, root, slug_dir):
+    def __init__(self, root, slug_dir, part=""):
         self.root, self.slug_dir = root, slug_dir
-        _, self.stanzas = apt_fixtures.load_slug(slug_dir)
+        _, self.stanzas = apt_fixtures.load_slug(slug_dir, part)
+        self.base = {}
+        extra = ""
+        if part == "dcgm":
+            for st, installed in DEBIAN_ARCHIVE:
+                self.stanzas.append((0, dict(st, **{"X-Payload": "none"})))
+                extra += "\n" + apt_fixtures.control_text(st) + "Filename: ./%s.deb\nSize: 1\n" % st["Package"]
+                if installed:
+                    self.base[st["Package"]] = st["Version"]
         for d in ("repo", "state/lists/partial", "cache/archives/partial", "etc/preferences.d",
                   "etc/sources.list.d", "etc/apt.conf.d"):
             os.makedirs(os.path.join(root, d), exist_ok=True)
         with open(os.path.join(root, "repo", "Packages"), "w") as f:
-            f.write(apt_fixtures.index(slug_dir))
+            f.write(apt_fixtures.index(slug_dir, part) + extra)
         with open(os.path.join(root, "etc", "sources.list"), "w") as f:
             f.write("deb [trusted=yes] file:%s/repo ./\n" % root)
         with open(os.path.join(root, "apt.conf"), "w") as f:
@@ -62,7 +86,8 @@ class Sandbox:
 
     def set_installed(self, packages):
         """packages: {name: version}; writes the dpkg status and the installed pin's file."""
-        self.installed = dict(packages)
+        self.installed = dict(self.base, **packages)
+        packages = self.installed
         entries, pin = [], None
         for name, version in sorted(packages.items()):
             st = self.stanza(name, version)
@@ -250,6 +275,35 @@ def debian12(sb, c):
             rc == 0 and ok and "nvidia-kernel-open-dkms" in inst, repr(bad) + "\n" + out)
 
 
+DCGM = "datacenter-gpu-manager-4"
+
+
+def dcgm(sb, c, slug):
+    """DCGM 4's parts at one version, as plain apt resolves them (e2e 59 asks the same in a root)."""
+    newest, older = "1:4.6.1-1", "1:4.4.2-1"
+    parts12 = ["%s-%s" % (DCGM, p) for p in ("core", "cuda12", "proprietary", "proprietary-cuda12")]
+    rc, out, inst = sb.sim("install", DCGM + "-cuda12")
+    c.check("%s: DCGM -cuda12 pulls core, and (recommended) the proprietary pair, all at %s, and lshw" % (slug, newest),
+            rc == 0 and all(inst.get(p) == newest for p in parts12) and "lshw" in inst
+            and not any("cuda13" in n for n in inst), out)
+    rc, out, inst = sb.sim("install", "%s-cuda12=%s" % (DCGM, older))
+    c.check("%s: -cuda12=%s alone fails on core's exact version (the candidate is %s) or pulls core %s" % (
+        slug, older, newest, older),
+        (rc != 0 and "%s-core (= %s) but %s is to be installed" % (DCGM, older, newest) in out)
+        or (rc == 0 and inst.get(DCGM + "-core") == older), out)
+    inst = sb.install(*["%s=%s" % (p, older) for p in parts12])
+    c.check("%s: the four parts named at %s (gpuprov's way) install at %s" % (slug, older, older),
+            all(inst.get(p) == older for p in parts12), repr(inst))
+    rc, out, inst = sb.sim("install", DCGM)
+    c.check("%s: %s is a virtual package (Provides of -cuda12/-cuda13): no installation candidate" % (slug, DCGM),
+            rc != 0 and "is a virtual package provided by" in out and "has no installation candidate" in out, out)
+    sb.set_installed({})
+    sb.install(DCGM + "-cuda12")
+    rc, out, inst = sb.sim("install", "%s-cuda12=%s" % (DCGM, older))
+    c.check("%s: core %s installed, -cuda12=%s fails or takes core down to %s with it" % (slug, newest, older, older),
+            (rc != 0 and "(= %s)" % older in out) or (rc == 0 and inst.get(DCGM + "-core") == older), out)
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -264,6 +318,11 @@ def main(argv):
                 claims(Sandbox(tmp, os.path.join(argv[1], slug)), c)
             except AssertionError as e:
                 c.check("%s: a step of the claims" % slug, False, str(e))
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                dcgm(Sandbox(tmp, os.path.join(argv[1], slug), "dcgm"), c, slug)
+            except AssertionError as e:
+                c.check("%s: a step of the DCGM claims" % slug, False, str(e))
     print("%d claim(s) failed" % c.failures if c.failures else "all claims hold")
     return 1 if c.failures else 0
 

@@ -59,7 +59,7 @@ DRIVER_KERNELS='^(4\.|5\.|6\.)'
 # shellcheck source=mirror/payload.sh
 source "$HERE/payload.sh" # mkso and the payload both mirror halves package
 # shellcheck source=mirror/dcgm.sh
-source "$HERE/dcgm.sh" # DCGM's versions and payloads (dcgm_rpms below packages them)
+source "$HERE/dcgm.sh" # DCGM's payloads (stage_role's dcgm-core and dcgm-plugins)
 
 # The build host's Debian versionlock plugin, the payload of the python3-dnf-plugin-versionlock
 # stand-in (the EL roots have it removed, as a stock RHEL/Rocky image lacks it).
@@ -128,7 +128,7 @@ stanza_field() { # FIELD LINES: a multi-line fixture field (continuation lines s
 
 nvidia_smi() { sed "s/^CUDA_VERSION=.*/CUDA_VERSION=$1/" "$HERE/stubs/nvidia-smi"; }
 
-# stage_role NAME VERSION RELEASE ROLE ARGS...: the stand-in payload of one fixture rpm (RPM.md,
+# stage_role NAME VERSION RELEASE ROLE ARGS... (FIXTURE_EPOCH: its epoch): the stand-in payload of one fixture rpm (RPM.md,
 # "Payload roles").
 stage_role() {
     local n=$1 v=$2 r=$3 role=$4 d
@@ -193,6 +193,13 @@ PREUN
             payload_fabricmanager "$v" | put "$n" "$v" "$r" /usr/bin/nv-fabricmanager 0755
             payload_fabricmanager_unit | put "$n" "$v" "$r" /usr/lib/systemd/system/nvidia-fabricmanager.service 0644
             ;;
+        dcgm-core)
+            # The host engine, dcgmi (which prints the version with its epoch) and NVIDIA's unit.
+            payload_dcgm_hostengine "$v" | put "$n" "$v" "$r" /usr/bin/nv-hostengine 0755
+            payload_dcgmi "$FIXTURE_EPOCH:$v-$r" | put "$n" "$v" "$r" /usr/bin/dcgmi 0755
+            payload_dcgm_unit | put "$n" "$v" "$r" /usr/lib/systemd/system/nvidia-dcgm.service 0644
+            ;;
+        dcgm-plugins) payload_dcgm_plugins "$v" "${1#cuda=}" | put "$n" "$v" "$r" "$DCGM_LIBEXEC/plugins/cuda${1#cuda=}/README" 0644 ;;
         versionlock-plugin)
             local f
             # shellcheck disable=SC2094 # put writes under the stage root, not to $f
@@ -222,7 +229,7 @@ build_fixture() {
     local key name epoch ver rel arch payload
     while IFS=$'\t' read -r key name epoch ver rel arch payload; do
         # shellcheck disable=SC2086 # the role's arguments are words
-        stage_role "$name" "$ver" "$rel" $payload
+        FIXTURE_EPOCH=$epoch stage_role "$name" "$ver" "$rel" $payload
     done < <("${RPMFX[@]}" plan "$1")
     build_specs "$1" "$2"
 }
@@ -290,31 +297,6 @@ nccl() { # VERSION CUDA-X.Y
 #define NCCL_PATCH $(cut -d. -f3 <<<"$v")
 HDR
     REQ="libnccl = $v-1+cuda$cu" mkrpm libnccl-devel none "$v" "1+cuda$cu" x86_64 "NVIDIA Collective Communication Library (NCCL) Development Files"
-}
-
-# DCGM 4 as rpms: the same names, epoch-1 versions and exact-version Requires as the debs
-# (mirror/dcgm.sh; NVIDIA's guide installs datacenter-gpu-manager-4-cuda<N> with dnf too).
-dcgm_rpms() {
-    local v ep up rel n
-    for v in "${DCGM_VERSIONS[@]}"; do
-        ep=${v%%:*} up=${v#*:}
-        rel=${up##*-} up=${up%-*}
-        payload_dcgm_hostengine "$up" | put datacenter-gpu-manager-4-core "$up" "$rel" /usr/bin/nv-hostengine 0755
-        payload_dcgmi "$v" | put datacenter-gpu-manager-4-core "$up" "$rel" /usr/bin/dcgmi 0755
-        payload_dcgm_unit | put datacenter-gpu-manager-4-core "$up" "$rel" /usr/lib/systemd/system/nvidia-dcgm.service 0644
-        REQ="" mkrpm datacenter-gpu-manager-4-core "$ep" "$up" "$rel" x86_64 "NVIDIA Datacenter GPU Manager (core)"
-        REQ="datacenter-gpu-manager-4-core = $v" mkrpm datacenter-gpu-manager-4-proprietary "$ep" "$up" "$rel" x86_64 \
-            "NVIDIA Datacenter GPU Manager (proprietary components)"
-        for n in 12 13; do
-            echo "gpuprov e2e stand-in: DCGM $up diagnostic plugins for CUDA $n" |
-                put "datacenter-gpu-manager-4-cuda$n" "$up" "$rel" "$DCGM_LIBEXEC/plugins/cuda$n/README" 0644
-            REQ="datacenter-gpu-manager-4-core = $v" mkrpm "datacenter-gpu-manager-4-cuda$n" "$ep" "$up" "$rel" x86_64 \
-                "NVIDIA Datacenter GPU Manager (CUDA $n)"
-            REQ="datacenter-gpu-manager-4-proprietary = $v"$'\n'"datacenter-gpu-manager-4-cuda$n = $v" \
-                mkrpm "datacenter-gpu-manager-4-proprietary-cuda$n" "$ep" "$up" "$rel" x86_64 \
-                "NVIDIA Datacenter GPU Manager (proprietary components, CUDA $n)"
-        done
-    done
 }
 
 cudnn_nccl() {
@@ -422,6 +404,7 @@ build_pool() {
     mkdir -p "$POOL/$DIST" "$POOL/$DIST-os"
     : >"$STAGE/generated.txt"
     build_fixture "$fx/cuda-$slug-x86_64.txt" "$POOL/$DIST"
+    build_fixture "$fx/cuda-$slug-x86_64.dcgm.txt" "$POOL/$DIST"
     build_fixture "$fx/$DIST-baseos.txt" "$POOL/$DIST-os"
     build_fixture "$fx/$DIST-appstream.txt" "$POOL/$DIST-os"
     # cuda-X-Y's floor: the toolkit driver of its CUDA release (12.2 -> 535, 12.4 -> 550, 12.5 -> 555,
@@ -435,7 +418,6 @@ build_pool() {
         toolkit "$a" "$b" "$c" "$d"
     done
     cudnn_nccl
-    dcgm_rpms
     container_toolkit
     kernel_pkgs "${KERNEL_V[$DIST]}" "${KERNEL_R[$DIST]}"
     kernel_pkgs "${KERNEL_V[$DIST]}" "${KERNEL_NEXT_R[$DIST]}"
@@ -445,7 +427,8 @@ build_pool() {
     mv "$POOL/$DIST"/{kernel-,dkms-,e2e-el-base-,"${RELEASE_PKG[$DIST]}"-}*.rpm "$POOL/$DIST-os/"
     # What each repository publishes (file names), and the module streams of the rhel8/9 repos.
     "${RPMFX[@]}" names "$fx/cuda-$slug-x86_64.txt" >"$POOL/$DIST/cuda.list"
-    pool_files "$POOL/$DIST" 'cuda-toolkit-*' 'cuda-1[23]-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' 'datacenter-gpu-manager-4-*' >>"$POOL/$DIST/cuda.list"
+    "${RPMFX[@]}" names "$fx/cuda-$slug-x86_64.dcgm.txt" >>"$POOL/$DIST/cuda.list"
+    pool_files "$POOL/$DIST" 'cuda-toolkit-*' 'cuda-1[23]-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' >>"$POOL/$DIST/cuda.list"
     pool_files "$POOL/$DIST" 'nvidia-container-toolkit*' 'libnvidia-container*' >"$POOL/$DIST/ctk.list"
     { "${RPMFX[@]}" names "$fx/$DIST-baseos.txt" && pool_files "$POOL/$DIST-os" 'kernel-devel-*' 'kernel-headers-*'; } >"$POOL/$DIST-os/baseos.list"
     "${RPMFX[@]}" names "$fx/$DIST-appstream.txt" >"$POOL/$DIST-os/appstream.list"

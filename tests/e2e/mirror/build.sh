@@ -192,9 +192,12 @@ PY=${E2E_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 # One python process builds them all (mirror/apt_debs.py: the payloads are payload.sh's and
 # stubs/nvidia-smi, the DKMS packages' postinst builds the module with lib/dkms-standin, as the
 # hand-written driver packages did) and says which .debs each slug's repository lists (mkrepo @SLUG).
+# DCGM 4 (the dcgm step's packages) comes from the same fixtures (<slug>/Packages.dcgm, payloads
+# from mirror/dcgm.sh) and is served on both trees: @<slug>-dcgm.
 "$PY" "$HERE/apt_debs.py" build "$FIXTURES" "$OUT/pool" "$DRIVER_KERNELS" >"$OUT/stage/fixtures.plan"
 for slug in ubuntu2404 ubuntu2204 debian12; do
     sed -n "s|^REPO $slug ||p" "$OUT/stage/fixtures.plan" >"$OUT/stage/fixtures.$slug"
+    sed -n "s|^REPO $slug-dcgm ||p" "$OUT/stage/fixtures.plan" >"$OUT/stage/fixtures.$slug-dcgm"
 done
 
 # --- CUDA toolkits ----------------------------------------------------------------------------
@@ -421,10 +424,9 @@ source "$HERE/rdma.sh"
 source "$HERE/docker.sh"
 docker_debs
 
-# --- DCGM 4 (the dcgm step's packages; mirror/dcgm.sh) ----------------------------------------
-# shellcheck source=mirror/dcgm.sh
-source "$HERE/dcgm.sh"
-dcgm_debs
+# --- what DCGM's core needs from the distribution's archive (mirror/distro_dcgm.sh) ------------
+# shellcheck source=mirror/distro_dcgm.sh
+source "$HERE/distro_dcgm.sh"
 
 # --- keys --------------------------------------------------------------------------------------
 export GNUPGHOME="$OUT/gnupg"
@@ -439,7 +441,7 @@ printf '%s\n' "$FPR" >"$OUT/fingerprint"
 printf '%s\n' "$WRONG" >"$OUT/wrong-fingerprint"
 
 # --- repositories ------------------------------------------------------------------------------
-mkrepo() { # DIR LABEL PACKAGE-GLOBS... (@SLUG: the .debs that slug's driver fixtures list)
+mkrepo() { # DIR LABEL PACKAGE-GLOBS... (@SLUG, @SLUG-dcgm: the .debs that slug's driver or DCGM fixtures list)
     local dir="$OUT/www/$1" label=$2
     shift 2
     mkdir -p "$dir"
@@ -481,29 +483,28 @@ index_pad() {
 # The legacy tree: exactly the packages it always served (the CUDA 13 builds below are the 2026
 # tree's, so the globs name CUDA 12 where a bare glob would now catch them too).
 CUDA_ALL=('cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' 'nvidia-fabricmanager-*' 'cuda-toolkit-12-*' 'cuda-12-*'
-    'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*'
-    'datacenter-gpu-manager-4-*')
+    'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
 if ((${MIRROR_SCALE:-1} > 1)); then CUDA_ALL+=('libnccl*-benchfill-*'); fi # bench: NCCL's fillers, as 'libnccl*' took them
 for slug in debian12 ubuntu2204; do
-    mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}"
+    mkrepo "compute/cuda/repos/$slug/x86_64" "NVIDIA CUDA" "${CUDA_ALL[@]}" "@$slug-dcgm"
 done
 # ubuntu2404 starts at CUDA 12.5 (reference 2.5): no 12.4 toolkit there.
-mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" 'cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
+mkrepo compute/cuda/repos/ubuntu2404/x86_64 "NVIDIA CUDA" @ubuntu2404-dcgm 'cuda-drivers*' 'nvidia-driver-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
     'nvidia-fabricmanager-*' 'cuda-toolkit-12-5*' 'cuda-12-5*' 'libcudnn9*-cuda-12[_-]*' 'cudnn9-cuda-12[_-]*' 'libnccl*+cuda12.5*' \
     'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 # The 2026 tree: the recorded driver graph (@SLUG) and the same toolkits and libraries plus CUDA 13.0,
 # cuDNN for CUDA 13 and NCCL +cuda13.0; no legacy driver package.
 CUDA_2026=('cuda-toolkit-*' 'cuda-12-*' 'cuda-13-*' 'libcudnn9*' 'cudnn9*' 'libnccl*' 'tensorrt_*' 'libnvinfer*' 'libnvonnxparsers*')
 for slug in debian12 ubuntu2204; do
-    mkrepo "$TREE_2026/$slug/x86_64" "NVIDIA CUDA" "@$slug" "${CUDA_2026[@]}"
+    mkrepo "$TREE_2026/$slug/x86_64" "NVIDIA CUDA" "@$slug" "@$slug-dcgm" "${CUDA_2026[@]}"
 done
-mkrepo "$TREE_2026/ubuntu2404/x86_64" "NVIDIA CUDA" @ubuntu2404 \
+mkrepo "$TREE_2026/ubuntu2404/x86_64" "NVIDIA CUDA" @ubuntu2404 @ubuntu2404-dcgm \
     'cuda-toolkit-12-5*' 'cuda-12-5*' 'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*' 'cudnn9*' 'libnccl*+cuda12.5*' \
     'libnccl*+cuda13.0*' 'tensorrt_*+cuda12.5*' 'libnvinfer*+cuda12.5*' 'libnvonnxparsers*+cuda12.5*'
 # ubuntu2604 (scenario 50): no ubuntu2604 index was recorded, so it serves the recorded ubuntu2404
 # driver graph (INFERRED: the same NVIDIA Ubuntu scheme and revisions, cuda-keyring 1.1-1 on both)
 # with CUDA 13 only (the matrix's ubuntu2604 row: nothing older is seen there).
-mkrepo "$TREE_2026/ubuntu2604/x86_64" "NVIDIA CUDA" @ubuntu2404 \
+mkrepo "$TREE_2026/ubuntu2604/x86_64" "NVIDIA CUDA" @ubuntu2404 @ubuntu2404-dcgm \
     'cuda-toolkit-13-0*' 'cuda-13-0*' 'libcudnn9*-cuda-13[_-]*' 'cudnn9-cuda-13[_-]*' 'libnccl*+cuda13.0*'
 # A mirror that keeps one version per package name, the newest (reprepro's rule, a common way to
 # mirror NVIDIA's repository): the recorded ubuntu2404 driver graph cut to the newest build of each
@@ -530,7 +531,8 @@ for state in now next; do
 done
 mkrepo ubuntu-archive/noble "Ubuntu" @ubuntu-noble-now
 mkrepo ubuntu-archive/noble-next "Ubuntu" @ubuntu-noble-next
-mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*'
+mkrepo debian "Debian" 'rdma-core_*' 'ibverbs-*' 'infiniband-diags_*' 'libib*' 'libnl-*' 'lsb-base_*' 'perl_*' \
+    'lshw_*' 'libnuma1_*'
 # The debian12 CUDA index signed the two ways apt refuses (scenario 28, served in place of
 # InRelease by the server's "file:" fault): a SHA-1 signature, and a Release whose Valid-Until
 # has passed (Date and Valid-Until in January 2024), signed properly.

@@ -1,24 +1,10 @@
 # shellcheck shell=bash
-# NVIDIA's DCGM 4 as stand-ins on the CUDA repositories (the dcgm step's packages, e2e 59), with
-# the names, epoch-1 versions and exact-version Depends NVIDIA's index gives them. Sourced by
-# mirror/build.sh once mkdeb and put exist; dcgm_debs builds the .debs, build-rpm.sh builds the
-# same set as rpms from dcgm_rpm_list.
-#
-# Recorded (sources in src/data/nvidia-matrix.yaml, packages.*.dcgm):
-#   datacenter-gpu-manager-4-core      1:4.4.2-1, 1:4.6.1-1 (versions: Azure's dcgm-exporter deb
-#       Depends datacenter-gpu-manager-4-core (= 1:4.4.2-1), code index id 65924874804; ubuntu2404's
-#       index lists 1:4.6.1-1, code index id 61664297199); ships nv-hostengine, dcgmi and the
-#       nvidia-dcgm unit. Its Depends (libc6, lshw there) are left out: INFERRED harmless, lshw is
-#       not on this mirror.
-#   datacenter-gpu-manager-4-cuda<N>   Depends datacenter-gpu-manager-4-core (= V) (the index's
-#       `Depends: datacenter-gpu-manager-4-core (= <same version>)`, same source); ships the
-#       diagnostic plugins for CUDA N (libexec/datacenter-gpu-manager-4/plugins/cuda<N>/).
-#   datacenter-gpu-manager-4-proprietary          Depends core (= V): INFERRED from the -multinode
-#       pair ("a strict = ${DCGM_VERSION} dependency", code index id 59834674932).
-#   datacenter-gpu-manager-4-proprietary-cuda<N>  Depends -proprietary (= V) and -cuda<N> (= V):
-#       INFERRED, same source.
-# -cuda13 and -proprietary-cuda13 are published too: a plan for a CUDA 12 driver must not take them.
-DCGM_VERSIONS=(1:4.4.2-1 1:4.6.1-1)
+# The payloads of NVIDIA's DCGM 4 stand-ins (the dcgm step's packages, e2e 59): the host engine,
+# dcgmi, NVIDIA's unit and the diagnostic plugins' marker. Names, versions and relations are not
+# here: the .debs are built by mirror/apt_debs.py from the recorded stanzas in
+# tests/fixtures/nvidia-repos/<slug>/Packages.dcgm (X-Payload dcgm-hostengine, dcgmi, dcgm-unit,
+# dcgm-plugins cuda=N call the functions below); the rpms by mirror/build-rpm.sh's dcgm_rpms.
+# Sourced by apt_debs.py (through bash) and build-rpm.sh; defines functions and DCGM_LIBEXEC only.
 DCGM_LIBEXEC=/usr/libexec/datacenter-gpu-manager-4
 
 # nv-hostengine, as NVIDIA's unit runs it (`-n --service-account nvidia-dcgm`: foreground). It
@@ -140,30 +126,8 @@ WantedBy=multi-user.target
 UNIT
 }
 
-# dcgm_debs: every DCGM stand-in .deb, named as NVIDIA's files are (no epoch in the file name).
-dcgm_debs() {
-    # shellcheck disable=SC2034 # read by mkdeb
-    local MAINT='cudatools <cudatools@nvidia.com>' v up n
-    for v in "${DCGM_VERSIONS[@]}"; do
-        up=${v#*:}
-        payload_dcgm_hostengine "$up" | put datacenter-gpu-manager-4-core "$v" /usr/bin/nv-hostengine 0755
-        payload_dcgmi "$v" | put datacenter-gpu-manager-4-core "$v" /usr/bin/dcgmi 0755
-        payload_dcgm_unit | put datacenter-gpu-manager-4-core "$v" /lib/systemd/system/nvidia-dcgm.service 0644
-        dcgm_deb datacenter-gpu-manager-4-core "$v" "" "NVIDIA Datacenter GPU Manager (core)"
-        dcgm_deb datacenter-gpu-manager-4-proprietary "$v" "datacenter-gpu-manager-4-core (= $v)" \
-            "NVIDIA Datacenter GPU Manager (proprietary components)"
-        for n in 12 13; do
-            echo "gpuprov e2e stand-in: DCGM $up diagnostic plugins for CUDA $n" |
-                put "datacenter-gpu-manager-4-cuda$n" "$v" "$DCGM_LIBEXEC/plugins/cuda$n/README" 0644
-            dcgm_deb "datacenter-gpu-manager-4-cuda$n" "$v" "datacenter-gpu-manager-4-core (= $v)" \
-                "NVIDIA Datacenter GPU Manager (CUDA $n)"
-            dcgm_deb "datacenter-gpu-manager-4-proprietary-cuda$n" "$v" \
-                "datacenter-gpu-manager-4-proprietary (= $v), datacenter-gpu-manager-4-cuda$n (= $v)" \
-                "NVIDIA Datacenter GPU Manager (proprietary components, CUDA $n)"
-        done
-    done
-}
-dcgm_deb() { # NAME VERSION DEPENDS DESCRIPTION: mkdeb, then the pool file without the epoch
-    mkdeb "$1" "$2" "$3" "$4" "multiverse/devel"
-    mv "$OUT/pool/${1}_${2}_amd64.deb" "$OUT/pool/${1}_${2#*:}_amd64.deb"
+# The -cuda<N> package's plugin directory (NVIDIA's: libexec/datacenter-gpu-manager-4/plugins/cuda<N>/,
+# code index id 61664297199): a marker file, which the stand-in dcgmi's diagnostic looks for.
+payload_dcgm_plugins() { # UPSTREAM CUDA-MAJOR
+    echo "gpuprov e2e stand-in: DCGM $1 diagnostic plugins for CUDA $2"
 }

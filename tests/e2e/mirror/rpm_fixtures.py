@@ -33,9 +33,12 @@ KINDS = {
 }
 # Payload roles mirror/build-rpm.sh knows how to stage (RPM.md lists what each installs).
 PAYLOADS = {"none": 0, "driver-marker": 0, "library": -1, "nvidia-smi": 1, "persistenced": 0, "kmod-common": 0,
-            "dkms-source": 1, "tool": 1, "fabricmanager": 0, "versionlock-plugin": 0}
+            "dkms-source": 1, "tool": 1, "fabricmanager": 0, "versionlock-plugin": 0, "dcgm-core": 0,
+            "dcgm-plugins": 1}
+# A repository whose rpms carry no dist tag in their Release (NVIDIA's DCGM rpms: "4.6.1-1").
+NO_DIST = "none"
 ARCHES = {"x86_64", "noarch"}
-NAME_RE = r"[A-Za-z0-9_.+\-]+(\([A-Za-z0-9_.\-]+\))?"
+NAME_RE = r"[A-Za-z0-9_.+\-]+(\(\))?(\([A-Za-z0-9_.\-]+\))?"  # name, soname()(64bit), name(x86-64)
 EVR_RE = r"([0-9]+:)?[A-Za-z0-9_.+^~]+(-[A-Za-z0-9_.+^~]+)?"
 RELATION_RE = re.compile(r"^" + NAME_RE + r"( (=|<|>|<=|>=) " + EVR_RE + r")?$")
 RICH_RE = re.compile(r"^\(.+\)$")
@@ -157,7 +160,9 @@ def check_package(s, dist):
         errs.append("%s: Epoch %r is not a number (0: none)" % (s.where("Epoch"), s.get("Epoch")))
     if s.get("Arch") not in ARCHES:
         errs.append("%s: Arch %r must be one of %s" % (s.where("Arch"), s.get("Arch"), ", ".join(sorted(ARCHES))))
-    if dist and not s.get("Release").endswith("." + dist):
+    if dist == NO_DIST and re.search(r"\.el[0-9]+$", s.get("Release")):
+        errs.append("%s: Release %r carries a dist tag in a Dist: none repository" % (s.where("Release"), s.get("Release")))
+    elif dist and dist != NO_DIST and not s.get("Release").endswith("." + dist):
         errs.append("%s: Release %r does not end in .%s (the repository's Dist)" % (s.where("Release"), s.get("Release"), dist))
     for k in RELATION_FIELDS:
         for e in s.list(k):
@@ -283,6 +288,8 @@ SELF_TEST_BAD = {
     "Source without a tag": ("Source: [T]", "Source: a blog", "cites no [tag]"),
     "bad relation": ("= 3:1.0-1.el9", "== 3:1.0", "is not 'name"),
     "unknown payload": ("Payload: none", "Payload: magic", "Payload role"),
+    "dcgm-plugins without its CUDA major": ("Payload: none", "Payload: dcgm-plugins", "takes 1 argument"),
+    "a malformed soname dependency": ("bar(x86-64) = 3:1.0-1.el9", "libnuma.so.1)(64bit)", "is not 'name"),
 }
 
 
@@ -301,6 +308,17 @@ def cmd_self_test():
         if not any(want in p for p in problems):
             print("self-test: %s was not refused (got %s)" % (label, problems), file=sys.stderr)
             failed += 1
+    # A repository without a dist tag (NVIDIA's DCGM rpms): release "1" passes, ".el9" is refused.
+    plain = SELF_TEST_GOOD.replace("Release: 1.el9", "Release: 1").replace(
+        "bar(x86-64) = 3:1.0-1.el9", "bar(x86-64) = 3:1.0-1\nRecommends: libnuma.so.1()(64bit)")
+    st, errs = parse("<no dist>", plain)
+    if errs + check_package(st[0], NO_DIST):
+        print("self-test: a release without dist tag was refused in a Dist: none repository", file=sys.stderr)
+        failed += 1
+    st, errs = parse("<no dist, el9>", SELF_TEST_GOOD)
+    if not any("carries a dist tag" in p for p in check_package(st[0], NO_DIST)):
+        print("self-test: a .el9 release was not refused in a Dist: none repository", file=sys.stderr)
+        failed += 1
     print("self-test: %d of %d broken samples refused" % (len(SELF_TEST_BAD) - failed, len(SELF_TEST_BAD)))
     return 1 if failed else 0
 

@@ -8,6 +8,10 @@
 #   newest build and no component of the 595 stream the repository also carries; the stream's
 #   /fm profile resolves fabric manager and NSCQ at that build; DKMS builds the module, it loads,
 #   nvidia-smi reports 580 and CUDA 13.0.
+#  Rocky 9, DCGM 4 (rhel9/cuda-rhel9-x86_64.dcgm.txt): `dnf install datacenter-gpu-manager-4-cuda12`
+#   resolves core at -cuda12's own newest version 1:4.6.1-1 (its exact Requires) and, as weak
+#   dependencies, the proprietary pair at that version; asking for -cuda12 1:4.4.2-1 takes core
+#   1:4.4.2-1 with it (libsolv satisfies the exact Requires instead of failing as apt does).
 #  Rocky 10: no module metadata; `dnf install nvidia-open` resolves the newest branch (610); after
 #   `dnf install python3-dnf-plugin-versionlock` (BaseOS) and NVIDIA's `dnf versionlock add
 #   '*nvidia*595*'` it installs 595's newest build, nothing of 610, and without the locks the
@@ -71,6 +75,19 @@ K=${SIM_KERNEL%.x86_64}
 dnf_out el9-versionlock-no-plugin versionlock
 check "Rocky 9 without python3-dnf-plugin-versionlock: dnf versionlock fails" test "$DNF_RC" -ne 0
 check "... with 'No such command'" grep -q 'No such command: versionlock' <<<"$DNF_OUT"
+
+# DCGM 4 (not modular): the parts at one version, as their exact Requires demand.
+dnf_out el9-dcgm-cuda12 install --assumeno datacenter-gpu-manager-4-cuda12
+p=$(planned "$DNF_OUT")
+for n in core cuda12 proprietary proprietary-cuda12; do
+    assert_eq "dnf: -cuda12 brings datacenter-gpu-manager-4-$n at 4.6.1-1" 4.6.1-1 \
+        "$(awk -v n="datacenter-gpu-manager-4-$n" '$1 == n {print $2}' <<<"$p")"
+done
+check "dnf: nothing of CUDA 13" test -z "$(grep cuda13 <<<"$p" || true)"
+dnf_out el9-dcgm-cuda12-older install --assumeno datacenter-gpu-manager-4-cuda12-1:4.4.2-1
+p=$(planned "$DNF_OUT")
+assert_eq "dnf: -cuda12 1:4.4.2-1 takes core 1:4.4.2-1 with it" 4.4.2-1 \
+    "$(awk '$1 == "datacenter-gpu-manager-4-core" {print $2}' <<<"$p")"
 
 dnf_out el9-module-list module list nvidia-driver
 for s in 580 580-dkms 580-open 595 595-dkms 595-open latest 'latest-dkms \[d\]' open-dkms; do
