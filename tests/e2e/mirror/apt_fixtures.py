@@ -373,8 +373,9 @@ BROKEN = [
     ("X-Confirmed names an absent field", lambda s: s.replace("X-Status: CONFIRMED", "X-Confirmed: Conflicts\nX-Status: CONFIRMED"), "does not carry"),
 ]
 
-GOOD_DCGM = """Package: datacenter-gpu-manager-4-core
-Version: 1:4.4.2-1
+# Core and -cuda12 at two versions (the index has both), the same stanzas but for the version.
+GOOD_DCGM = "\n".join("""Package: datacenter-gpu-manager-4-core
+Version: {v}
 Architecture: amd64
 Depends: libc6 (>= 2.27), lshw
 X-Source: [T1] a capture
@@ -382,31 +383,14 @@ X-Status: INFERRED the Depends list is the build's
 X-Payload: dcgm-hostengine dcgmi dcgm-unit
 
 Package: datacenter-gpu-manager-4-cuda12
-Version: 1:4.4.2-1
+Version: {v}
 Architecture: amd64
-Depends: datacenter-gpu-manager-4-core (= 1:4.4.2-1)
-Provides: datacenter-gpu-manager-4 (= 1:4.4.2-1)
+Depends: datacenter-gpu-manager-4-core (= {v})
+Provides: datacenter-gpu-manager-4 (= {v})
 X-Source: [T1] a capture
 X-Status: CONFIRMED
 X-Payload: dcgm-plugins cuda=12
-
-Package: datacenter-gpu-manager-4-core
-Version: 1:4.6.1-1
-Architecture: amd64
-Depends: libc6 (>= 2.27), lshw
-X-Source: [T1] a capture
-X-Status: INFERRED the Depends list is the build's
-X-Payload: dcgm-hostengine dcgmi dcgm-unit
-
-Package: datacenter-gpu-manager-4-cuda12
-Version: 1:4.6.1-1
-Architecture: amd64
-Depends: datacenter-gpu-manager-4-core (= 1:4.6.1-1)
-Provides: datacenter-gpu-manager-4 (= 1:4.6.1-1)
-X-Source: [T1] a capture
-X-Status: CONFIRMED
-X-Payload: dcgm-plugins cuda=12
-"""
+""".format(v=v) for v in ("1:4.4.2-1", "1:4.6.1-1"))
 # (what, mutate GOOD_DCGM, expected error); the driver sample stays GOOD.
 BROKEN_DCGM = [
     ("a DCGM stanza without X-Source", lambda s: s.replace("X-Source: [T1] a capture\nX-Status: CONFIRMED\nX-Payload: dcgm-plugins cuda=12\n", "X-Status: CONFIRMED\nX-Payload: dcgm-plugins cuda=12\n", 1), "missing X-Source"),
