@@ -915,6 +915,11 @@ ApplyResult apply_profile(System& sys, const Profile& profile, const Matrix& mat
         throw HostError("apply changes the system and must run as root (try: sudo gpuprov apply "
                         "...); `gpuprov plan` shows the changes without root");
     }
+    if (!options.bundle_dir.empty() || !options.bundle_key.empty()) {
+        // The resume unit must be able to name the bundle after a reboot: refused now, not
+        // once the driver is installed and the unit is written.
+        detail::check_resume_bundle(options.bundle_dir, options.bundle_key);
+    }
     const auto lock = sys.try_lock(kRunLockPath);
     if (!lock) {
         throw HostError(

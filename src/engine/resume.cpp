@@ -89,22 +89,25 @@ std::string resume_exec_start(const ResumeCommand& cmd) {
     if (!cmd.bundle_dir.empty() || !cmd.bundle_key.empty()) {
         // An air-gapped host has nothing but the bundle after the reboot too; the resumed run
         // opens and checks it again (key, signed manifest, every file's hash) before it uses it.
-        if (!plain_path(cmd.bundle_dir) || cmd.bundle_dir.front() != '/' ||
-            cmd.bundle_dir.find("..") != std::string::npos) {
-            throw HostError(fmt::format(
-                "cannot set up resume after reboot: the bundle directory '{}' is not an absolute "
-                "path of letters, digits, '.', '_', '/', '-'; move the bundle to such a path",
-                cmd.bundle_dir));
-        }
-        if (cmd.bundle_key.size() != 40 ||
-            cmd.bundle_key.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
-            throw HostError(fmt::format("cannot set up resume after reboot: bundle key '{}' is "
-                                        "not a 40-digit upper-case fingerprint",
-                                        cmd.bundle_key));
-        }
+        check_resume_bundle(cmd.bundle_dir, cmd.bundle_key);
         line += fmt::format(" --from-bundle {} --bundle-key {}", cmd.bundle_dir, cmd.bundle_key);
     }
     return line;
+}
+
+void check_resume_bundle(const std::string& dir, const std::string& key) {
+    if (!plain_path(dir) || dir.front() != '/' || dir.find("..") != std::string::npos) {
+        throw HostError(fmt::format(
+            "a resume after a reboot could not name the bundle directory '{}': use a bundle at "
+            "an absolute path of letters, digits, '.', '_', '/', '-' (or its FILE.tar, whose "
+            "extracted copy is one); nothing was changed",
+            dir));
+    }
+    if (key.size() != 40 || key.find_first_not_of("0123456789ABCDEF") != std::string::npos) {
+        throw HostError(fmt::format("a resume after a reboot could not name bundle key '{}': "
+                                    "not a 40-digit upper-case fingerprint; nothing was changed",
+                                    key));
+    }
 }
 
 void install_resume_unit(System& sys, const ResumeCommand& cmd) {

@@ -45,6 +45,10 @@ struct ResumeCommand {
 /// bundle key that is not a 40-digit fingerprint.
 [[nodiscard]] std::string resume_exec_start(const ResumeCommand& cmd);
 
+/// Throws HostError when the resume unit could not name this bundle (ResumeCommand::bundle_dir,
+/// bundle_key): apply checks it before it changes anything, resume_exec_start again.
+void check_resume_bundle(const std::string& dir, const std::string& key);
+
 /// Installs and enables the oneshot unit that re-runs apply on the next boot; throws HostError
 /// (require_trusted) when someone other than root could have written its binary or profile.
 void install_resume_unit(System& sys, const ResumeCommand& cmd);

@@ -291,6 +291,21 @@ TEST_F(Apply, AResumedRunInstallsFromTheSameBundle) {
         << *unit;
 }
 
+TEST_F(Apply, ABundleTheResumeUnitCouldNotNameIsRefusedBeforeAnyChange) {
+    TestHost host({.nouveau_loaded = true});
+    options.bundle_dir = "/mnt/usb stick/bundle";
+    options.bundle_key = "0123456789ABCDEF0123456789ABCDEF01234567";
+    try {
+        (void)apply(host);
+        FAIL() << "applied";
+    } catch (const HostError& e) {
+        EXPECT_NE(std::string(e.what()).find("/mnt/usb stick/bundle"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(host.sys.commands_ran.empty());
+    EXPECT_TRUE(host.sys.files_written.empty());
+}
+
 TEST_F(Apply, ResumeAfterRebootFinishesAndRemovesTheUnit) {
     // First boot: with nouveau.
     TestHost before({.nouveau_loaded = true});
