@@ -302,6 +302,46 @@ run_resume_unit() {
     expect_rc "resume unit's ExecStart after the reboot" 0
 }
 
+# upgrade_phase [ROOT]: the phase in gpuprov upgrade's record, /var/lib/gpuprov/upgrade.json
+# ("none" without one); ROOT defaults to the scenario's.
+upgrade_phase() {
+    "$E2E_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["phase"])' \
+        "${1:-$ROOT}/var/lib/gpuprov/upgrade.json" 2>/dev/null || echo none
+}
+
+# bundle_refusals ALTERED-FILE-RE MISSING-PACKAGE WHAT: the offline bundle's three refusals (e2e
+# 56, 58) on the air-gapped root, each before any change: /root/bundle-altered.tar (one package
+# file altered, named by the ERE), /root/bundle-other.tar (signed by $OTHER, not $FPR), and
+# /root/bundle.tar (built for kernel $KA) on a host running $KB, refused at plan naming
+# MISSING-PACKAGE. The scenario's host_state must print the same before and after them (WHAT
+# says what it covers).
+bundle_refusals() {
+    local altered=$1 missing=$2 what=$3 before after
+    before=$(host_state)
+    gp apply "$PROFILE_IN_ROOT" --yes --from-bundle /root/bundle-altered.tar --bundle-key "$FPR"
+    expect_rc "apply of a bundle with one package file altered" 1
+    assert_grep "refusal names the altered file" "bundle file $altered.*(SHA-256|bytes).*nothing was changed" "$GP_STDERR"
+    gp apply "$PROFILE_IN_ROOT" --yes --from-bundle /root/bundle-other.tar --bundle-key "$FPR"
+    expect_rc "apply of a bundle signed by another key" 1
+    assert_grep "refusal names both keys" "signed by key $OTHER, not by the pinned $FPR" "$GP_STDERR"
+    echo "$KB" >"$ROOT/proc/sys/kernel/osrelease"
+    gp plan "$PROFILE_IN_ROOT" --from-bundle /root/bundle.tar --bundle-key "$FPR"
+    expect_rc "plan on a host running $KB with a bundle for $KA" 1
+    assert_grep "refusal names the missing $missing" "$missing" "$GP_STDERR"
+    echo "$KA" >"$ROOT/proc/sys/kernel/osrelease"
+    after=$(host_state)
+    if [[ "$after" == "$before" ]]; then pass "the refused runs changed nothing ($what)"; else
+        fail "a refused run changed the host: $(diff <(echo "$before") <(echo "$after") | head -n 20)"
+    fi
+}
+
+# assert_no_http_requests: gpuprov's log in the root has no GET of an http(s) URL.
+assert_no_http_requests() {
+    if grep -Eq 'GET (https?)://' "$ROOT/var/log/gpuprov.log"; then
+        fail "the offline host made HTTP requests: $(grep -E 'GET https?://' "$ROOT/var/log/gpuprov.log" | head -n 3)"
+    else pass "no HTTP request from the offline host"; fi
+}
+
 # planned_holds PLAN-JSON: "name version" of every install the plan marks held, sorted.
 planned_holds() {
     "$E2E_PYTHON" -c 'import json, sys

@@ -45,11 +45,15 @@ gpu_nodes:
     gpuprov_profile: $PROFILE_IN_ROOT
     gpu_report_dir: $work/reports
 INV
-playbook() { # NAME ARGS...: the sample playbook by its FQCN, output kept as $work/NAME.log
+run_playbook() { # PLAYBOOK NAME ARGS...: a collection playbook by its FQCN, output kept as $work/NAME.log
+    local book=$1 name=$2; shift 2
+    "${ansible_env[@]}" timeout -k 5 300 ansible-playbook -i "$work/inventory.yml" \
+        "gpuprov.gpuprov.$book" "$@" >"$work/$name.log" 2>&1
+}
+playbook() { # NAME ARGS...: the sample playbook gpu_fleet
     # Both hosts in one batch (the default 25% makes two batches of one, twice the time).
     local name=$1; shift
-    "${ansible_env[@]}" timeout -k 5 300 ansible-playbook -i "$work/inventory.yml" \
-        gpuprov.gpuprov.gpu_fleet -e gpu_batch=2 "$@" >"$work/$name.log" 2>&1
+    run_playbook gpu_fleet "$name" -e gpu_batch=2 "$@"
 }
 recap() { # NAME HOST -> "changed=N failed=N"
     grep -E "^$2 +:" "$work/$1.log" | grep -oE '(changed|failed)=[0-9]+' | paste -sd' '
@@ -102,15 +106,13 @@ assert_grep "the module names the allowed step ids" \
 # host fails, and max_fail_percentage: 0 keeps the play from reaching the second.
 upgrade_play() { # NAME ARGS...
     local name=$1; shift
-    "${ansible_env[@]}" timeout -k 5 300 ansible-playbook -i "$work/inventory.yml" \
-        gpuprov.gpuprov.gpu_upgrade -e gpu_wave=1 -e gpu_job_wait=10 "$@" >"$work/$name.log" 2>&1
+    run_playbook gpu_upgrade "$name" -e gpu_wave=1 -e gpu_job_wait=10 "$@"
 }
-record_phase() { "$E2E_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["phase"])' "$1/var/lib/gpuprov/upgrade.json" 2>/dev/null || echo none; }
 check "ansible-playbook gpuprov.gpuprov.gpu_upgrade -e gpu_smoke=false" upgrade_play upgrade -e gpu_smoke=false
 assert_eq "upgrade wave 1: gpu-a upgraded" "changed=1 failed=0" "$(recap upgrade gpu-a)"
 assert_eq "upgrade wave 2: gpu-b upgraded" "changed=1 failed=0" "$(recap upgrade gpu-b)"
-assert_eq "gpu-a's record: done" "done" "$(record_phase "$ROOT_A")"
-assert_eq "gpu-b's record: done" "done" "$(record_phase "$ROOT_B")"
+assert_eq "gpu-a's record: done" "done" "$(upgrade_phase "$ROOT_A")"
+assert_eq "gpu-b's record: done" "done" "$(upgrade_phase "$ROOT_B")"
 assert_grep "the playbook passed --no-smoke (the record keeps it)" '"smoke": false' "$ROOT_A/var/lib/gpuprov/upgrade.json"
 b_record=$(sha256sum <"$ROOT_B/var/lib/gpuprov/upgrade.json")
 if upgrade_play upgrade-fails; then fail "the upgrade play passed with a failing smoke test"; else
@@ -118,7 +120,7 @@ if upgrade_play upgrade-fails; then fail "the upgrade play passed with a failing
 assert_eq "wave 1: gpu-a failed" "failed=1" "$(recap upgrade-fails gpu-a | grep -o 'failed=[0-9]*')"
 check "wave 2 never ran: gpu-b is not in the recap's work" bash -c \
     "! grep -Eq '^gpu-b +:.*changed=[1-9]' '$work/upgrade-fails.log'"
-assert_eq "gpu-a's record: failed, left drained" "failed" "$(record_phase "$ROOT_A")"
+assert_eq "gpu-a's record: failed, left drained" "failed" "$(upgrade_phase "$ROOT_A")"
 assert_eq "gpu-b was not upgraded again (its record unchanged)" "$b_record" "$(sha256sum <"$ROOT_B/var/lib/gpuprov/upgrade.json")"
 for n in check first second typo upgrade upgrade-fails; do cp "$work/$n.log" "$OUT/ansible-$n.log" 2>/dev/null || true; done
 ROOT=$ROOT_B kill_procs_in_root || true

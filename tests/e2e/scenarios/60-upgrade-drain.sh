@@ -25,7 +25,6 @@ READY=/etc/systemd/system/gpuprov-ready.service
 calls() { cat "$ROOT$CALLS" 2>/dev/null || true; }
 upgrade_events() { "$E2E_PYTHON" -c 'import json, sys
 print(" ".join(e["event"] for e in json.load(open(sys.argv[1]))["events"]))' "$ROOT$RECORD"; }
-upgrade_phase() { "$E2E_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["phase"])' "$ROOT$RECORD"; }
 
 # --- the cluster: this node is gpu07 to Slurm and Kubernetes -----------------------------------
 mkdir -p "$ROOT/proc/sys/kernel" "$ROOT/var/lib/e2e-slurm" "$ROOT/var/lib/e2e-k8s" "$ROOT/etc/kubernetes"
