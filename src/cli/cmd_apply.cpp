@@ -211,6 +211,7 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
             }
             confirmed = std::move(shown_plan.seal.promise);
         }
+        const auto bundle = bundle_in_use();
         ApplyOptions options{.filter = filter,
                              .reboot = reboot == "if-needed" ? RebootPolicy::if_needed
                                                              : RebootPolicy::never,
@@ -219,8 +220,8 @@ void add_apply_command(CLI::App& app, const GlobalOptions& opts, int& exit_code)
                              .profile_text = profile_text_for_resume(profile_arg, profile),
                              .self_path = self,
                              .confirmed_plan = std::move(confirmed),
-                             .bundle_dir = bundle_in_use().dir,
-                             .bundle_key = bundle_in_use().key};
+                             .bundle_dir = bundle.dir,
+                             .bundle_key = bundle.key};
         ConsoleReporter reporter(opts.color(), json);
         const auto result = apply_profile(sys, profile, matrix, options, reporter);
 

@@ -117,6 +117,7 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
         if (!allow_untrusted) {
             require_local_trust(sys, profile_arg, profile, self);
         }
+        const auto bundle = bundle_in_use();
         const ApplyOptions apply_opts{.filter = filter,
                                       .reboot = reboot == "if-needed" ? RebootPolicy::if_needed
                                                                       : RebootPolicy::never,
@@ -125,8 +126,8 @@ void add_upgrade_command(CLI::App& app, const GlobalOptions& opts, int& exit_cod
                                       .profile_text = profile_text_for_resume(profile_arg, profile),
                                       .self_path = self,
                                       .upgrade = true,
-                                      .bundle_dir = bundle_in_use().dir,
-                                      .bundle_key = bundle_in_use().key};
+                                      .bundle_dir = bundle.dir,
+                                      .bundle_key = bundle.key};
         UpgradeHooks hooks;
         hooks.apply = [&](std::string& message) {
             ConsoleReporter reporter(opts.color(), false);
